@@ -1,0 +1,379 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/dhtsync/dhtsync/core"
+	"github.com/dhtsync/dhtsync/mutex"
+	"github.com/dhtsync/dhtsync/testnet/oracle"
+)
+
+// Arrivals says when clients ask for the lock.
+type Arrivals uint8
+
+const (
+	// Simultaneous: every client asks at time 0, and asks again right after each
+	// release until it has made PerClient acquisitions (the paper's t contenders).
+	Simultaneous Arrivals = iota
+	// Poisson: Requests requests arrive at rate Rate, each at a client drawn
+	// uniformly; a client serves its requests one after the other.
+	Poisson
+)
+
+// Workload is what the application asks of the mutex.
+type Workload struct {
+	Clients   int
+	Arrivals  Arrivals
+	PerClient int     // Simultaneous: acquisitions per client (0: 1)
+	Rate      float64 // Poisson: requests per virtual second
+	Requests  int     // Poisson: requests in all
+	// Hold is the length of a critical section; nil means the whole lease. A
+	// section never outlasts its lease.
+	Hold Dist
+	// Lease is the lease asked for (0: the protocol's default).
+	Lease time.Duration
+	// CrashProb is the probability that a client crashes inside a critical section.
+	CrashProb float64
+}
+
+// Faults are the replica faults of a run.
+type Faults struct {
+	// Byzantine replicas (the lowest indices) behave as Behaviour.
+	Byzantine int
+	Behaviour Behaviour
+	// SlowBy is how late a Slow replica answers (0: 10× the mean network delay).
+	SlowBy time.Duration
+	// ResetLifetime is the mean of the exponentially distributed lifetime of a
+	// correct replica's incarnation; at its end the replica loses its state. 0: no
+	// resets.
+	ResetLifetime time.Duration
+}
+
+// Scenario is one complete simulated experiment.
+type Scenario struct {
+	Name     string
+	Protocol Protocol
+	Net      Network
+	Faults   Faults
+	Workload Workload
+	// MaxTime bounds virtual time (0: one hour); a run that reaches it is
+	// reported as not Completed.
+	MaxTime time.Duration
+}
+
+// Metrics summarizes one run.
+type Metrics struct {
+	Scenario, Protocol string
+	Seed               uint64
+
+	Requests, Entries, Crashes int
+	// Overlaps counts critical sections that began inside another client's.
+	Overlaps     int
+	FirstOverlap string
+	Completed    bool   // every request was served (or lost with its crashed client)
+	Error        string // a client core refused what the workload asked
+
+	Messages       uint64
+	Rounds         int
+	MsgsPerEntry   float64
+	RoundsPerEntry float64
+
+	ResponseMean, ResponseP50, ResponseP99, ResponseMax time.Duration
+	End                                                  core.Time
+	Throughput                                           float64 // entries per virtual second
+
+	Events uint64
+	Wall   time.Duration
+}
+
+// Run executes scenario sc with seed and checks it with the oracle. trace, if not
+// nil, receives the full event trace.
+func Run(seed uint64, sc Scenario, trace io.Writer) (Metrics, error) {
+	if err := sc.validate(); err != nil {
+		return Metrics{}, err
+	}
+	start := time.Now()
+	s := New(seed, sc.Net)
+	s.Trace = trace
+	if err := addReplicas(s, sc); err != nil {
+		return Metrics{}, err
+	}
+	d, err := newDriver(s, sc)
+	if err != nil {
+		return Metrics{}, err
+	}
+	s.OnEvent = d.onEvent
+	d.start()
+	maxTime := sc.MaxTime
+	if maxTime == 0 {
+		maxTime = time.Hour
+	}
+	s.Run(core.Time(maxTime))
+	m := d.metrics(seed)
+	m.Events, m.Wall = s.Stats.Events, time.Since(start)
+	m.Messages = s.Stats.Sent
+	if m.Entries > 0 {
+		m.MsgsPerEntry = float64(m.Messages) / float64(m.Entries)
+		m.RoundsPerEntry = float64(m.Rounds) / float64(m.Entries)
+	}
+	return m, nil
+}
+
+func (sc Scenario) validate() error {
+	w := sc.Workload
+	switch {
+	case sc.Protocol == nil:
+		return errors.New("sim: scenario has no protocol")
+	case w.Clients < 1:
+		return fmt.Errorf("sim: need at least one client, got %d", w.Clients)
+	case w.Arrivals == Poisson && (w.Rate <= 0 || w.Requests < 1):
+		return fmt.Errorf("sim: Poisson arrivals need a positive rate and requests (rate %v, requests %d)", w.Rate, w.Requests)
+	case w.CrashProb < 0 || w.CrashProb > 1 || sc.Net.Loss < 0 || sc.Net.Loss > 1 || sc.Net.Duplicate < 0 || sc.Net.Duplicate > 1:
+		return errors.New("sim: probabilities must lie in [0, 1]")
+	case sc.Faults.Byzantine < 0 || sc.Faults.Byzantine > sc.Protocol.Replicas():
+		return fmt.Errorf("sim: %d Byzantine replicas out of %d", sc.Faults.Byzantine, sc.Protocol.Replicas())
+	case sc.Faults.Byzantine > 0 && sc.Faults.Behaviour == "":
+		return errors.New("sim: Byzantine replicas need a behaviour")
+	case sc.Faults.ResetLifetime < 0 || sc.MaxTime < 0:
+		return errors.New("sim: durations cannot be negative")
+	}
+	return nil
+}
+
+func addReplicas(s *Sim, sc Scenario) error {
+	p, f := sc.Protocol, sc.Faults
+	for i := range p.Replicas() {
+		addr := core.ReplicaAddr(i)
+		var node core.Node
+		var err error
+		switch {
+		case i >= f.Byzantine:
+			node, err = p.NewReplica(i, 0)
+			if err == nil && f.ResetLifetime > 0 {
+				scheduleResets(s, p, i, f.ResetLifetime, s.NewRand())
+			}
+		case f.Behaviour == Slow:
+			by := f.SlowBy
+			if by == 0 && sc.Net.Delay != nil {
+				by = 10 * sc.Net.Delay.Mean()
+			}
+			node, err = p.NewReplica(i, 0)
+			node = newSlowNode(node, by)
+		default:
+			node, err = p.Liar(i, f.Behaviour, s.NewRand())
+		}
+		if err != nil {
+			return err
+		}
+		s.Add(addr, node)
+	}
+	return nil
+}
+
+// scheduleResets wipes replica i at the end of each exponentially distributed
+// lifetime, replacing it with a fresh incarnation.
+func scheduleResets(s *Sim, p Protocol, i int, mean time.Duration, rng *rand.Rand) {
+	var next func()
+	next = func() {
+		at := s.Now().Add(time.Duration(rng.ExpFloat64() * float64(mean)))
+		s.At(at, func() {
+			if node, err := p.NewReplica(i, s.Now()); err == nil {
+				s.Replace(core.ReplicaAddr(i), node)
+			}
+			next()
+		})
+	}
+	next()
+}
+
+// driver plays the application on every client and feeds the oracle.
+type driver struct {
+	s       *Sim
+	sc      Scenario
+	rng     *rand.Rand
+	oracle  *oracle.Oracle
+	clients map[core.Addr]*appClient
+	order   []*appClient
+
+	arrived, finished int // requests arrived; requests served or lost
+	allArrived        bool
+	entries, crashes  int
+	rounds            int
+	responses         []time.Duration
+	lastExit          core.Time
+	err               error
+}
+
+type appClient struct {
+	addr    core.Addr
+	core    mutex.Client
+	waiting []core.Time // arrival times of requests not yet served
+	busy    bool        // contending or inside
+	crashed bool
+	seq     uint64 // bumps at every acquisition, to ignore stale exit timers
+}
+
+func newDriver(s *Sim, sc Scenario) (*driver, error) {
+	d := &driver{s: s, sc: sc, rng: s.NewRand(), oracle: oracle.New(), clients: make(map[core.Addr]*appClient)}
+	for i := range sc.Workload.Clients {
+		id := core.ClientID(fmt.Sprintf("c%04d", i))
+		c, err := sc.Protocol.NewClient(id, s.NewRand())
+		if err != nil {
+			return nil, err
+		}
+		ac := &appClient{addr: core.ClientAddr(id), core: c}
+		s.Add(ac.addr, c)
+		d.clients[ac.addr] = ac
+		d.order = append(d.order, ac)
+	}
+	return d, nil
+}
+
+func (d *driver) start() {
+	w := d.sc.Workload
+	if w.Arrivals == Simultaneous {
+		per := max(w.PerClient, 1)
+		for _, c := range d.order {
+			for range per {
+				d.arrive(c)
+			}
+		}
+		d.allArrived = true
+		return
+	}
+	var next func()
+	next = func() {
+		d.arrive(d.order[d.rng.IntN(len(d.order))])
+		if d.arrived == w.Requests {
+			d.allArrived = true
+			d.checkDone()
+			return
+		}
+		d.s.At(d.s.Now().Add(time.Duration(d.rng.ExpFloat64()/w.Rate*float64(time.Second))), next)
+	}
+	d.s.At(0, next)
+}
+
+func (d *driver) arrive(c *appClient) {
+	d.arrived++
+	if c.crashed {
+		d.finished++
+		return
+	}
+	c.waiting = append(c.waiting, d.s.Now())
+	if !c.busy {
+		d.acquire(c)
+	}
+}
+
+func (d *driver) acquire(c *appClient) {
+	c.busy = true
+	d.s.Do(c.addr, func(_ core.Node, out core.Sink) {
+		if err := c.core.Acquire(d.s.Now(), d.sc.Workload.Lease, out); err != nil && d.err == nil {
+			d.err = err
+		}
+	})
+}
+
+func (d *driver) onEvent(from core.Addr, e core.Event) {
+	c := d.clients[from]
+	a, ok := e.(mutex.Acquired)
+	if c == nil || !ok || len(c.waiting) == 0 {
+		return
+	}
+	now := d.s.Now()
+	c.seq++
+	d.entries++
+	d.rounds += a.Rounds
+	d.responses = append(d.responses, now.Sub(c.waiting[0]))
+	if err := d.oracle.Enter(string(c.addr.Client), now); err != nil && d.err == nil {
+		d.err = err
+	}
+	exit := a.Until
+	if h := d.sc.Workload.Hold; h != nil {
+		exit = min(exit, now.Add(h.Sample(d.rng)))
+	}
+	if p := d.sc.Workload.CrashProb; p > 0 && d.rng.Float64() < p {
+		crashAt := now.Add(time.Duration(d.rng.Float64() * float64(exit.Sub(now))))
+		d.s.At(crashAt, func() { d.crash(c) })
+		return
+	}
+	seq := c.seq
+	d.s.At(exit, func() {
+		if c.seq == seq && !c.crashed {
+			d.exit(c)
+		}
+	})
+}
+
+func (d *driver) exit(c *appClient) {
+	now := d.s.Now()
+	_ = d.oracle.Exit(string(c.addr.Client), now)
+	d.lastExit = now
+	d.s.Do(c.addr, func(_ core.Node, out core.Sink) { c.core.Release(now, out) })
+	c.waiting = c.waiting[1:]
+	c.busy = false
+	d.finished++
+	if len(c.waiting) > 0 {
+		d.acquire(c)
+	}
+	d.checkDone()
+}
+
+// crash stops a client inside its critical section; its section ends there and
+// its queued requests are lost.
+func (d *driver) crash(c *appClient) {
+	now := d.s.Now()
+	_ = d.oracle.Exit(string(c.addr.Client), now)
+	d.lastExit = now
+	d.s.Crash(c.addr)
+	c.crashed = true
+	d.crashes++
+	d.finished += len(c.waiting)
+	c.waiting = nil
+	d.checkDone()
+}
+
+func (d *driver) checkDone() {
+	if d.allArrived && d.finished == d.arrived {
+		d.s.Stop()
+	}
+}
+
+func (d *driver) metrics(seed uint64) Metrics {
+	m := Metrics{
+		Scenario: d.sc.Name, Protocol: d.sc.Protocol.Name(), Seed: seed,
+		Requests: d.arrived, Entries: d.entries, Crashes: d.crashes, Rounds: d.rounds,
+		Completed: d.allArrived && d.finished == d.arrived && d.err == nil,
+		End:       d.s.Now(),
+	}
+	overlaps := d.oracle.Overlaps(d.s.Now())
+	m.Overlaps = len(overlaps)
+	if len(overlaps) > 0 {
+		m.FirstOverlap = overlaps[0].String()
+	}
+	if d.err != nil {
+		m.Error = d.err.Error()
+	}
+	if n := len(d.responses); n > 0 {
+		sorted := slices.Clone(d.responses)
+		slices.Sort(sorted)
+		var sum time.Duration
+		for _, r := range sorted {
+			sum += r
+		}
+		m.ResponseMean = sum / time.Duration(n)
+		m.ResponseP50 = sorted[n/2]
+		m.ResponseP99 = sorted[min(n-1, n*99/100)]
+		m.ResponseMax = sorted[n-1]
+	}
+	if d.lastExit > 0 {
+		m.Throughput = float64(m.Entries) / time.Duration(d.lastExit).Seconds()
+	}
+	return m
+}
