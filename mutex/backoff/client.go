@@ -129,7 +129,11 @@ func (c *Client) Receive(now core.Time, from core.Addr, m core.Message, out core
 	}
 	// Every correct server that said FREE granted no earlier than sentAt+minHeld, so
 	// no other client can win at it before that time plus Δ+2δ.
-	if until := c.sentAt.Add(c.minHeld + c.lease); c.locked <= c.cfg.B && until > now {
+	anchor := c.sentAt.Add(c.minHeld)
+	if c.cfg.AnchorAtReturn {
+		anchor = now
+	}
+	if until := anchor.Add(c.lease); c.locked <= c.cfg.B && until > now {
 		c.state = holding
 		out.Emit(mutex.Acquired{Until: until, Rounds: c.rounds})
 		return

@@ -39,6 +39,13 @@ type Config struct {
 	DelayedReplies bool // §5 delayed reply list (servers)
 	EarlyRelease   bool // give grants back on release and on a lost round
 	Grace          bool // a new server incarnation grants nothing for MaxLease+2δ
+
+	// AnchorAtReturn starts the lease when contend returns, as in the paper's
+	// Lemma 1, instead of when the winning round was sent. It gives up to 2δ more
+	// usable lease but is safe only while delays stay within δ, or with SafeMode;
+	// it cannot be combined with DelayedReplies, whose answers arrive arbitrarily
+	// long after the grant.
+	AnchorAtReturn bool
 }
 
 // withDefaults validates c and fills in its defaults.
@@ -61,6 +68,9 @@ func (c Config) withDefaults() (Config, quorum.Threshold, error) {
 	}
 	if c.RoundTimeout < 0 || c.MaxDelayed < 0 {
 		return c, q, errors.New("backoff: RoundTimeout and MaxDelayed cannot be negative")
+	}
+	if c.AnchorAtReturn && c.DelayedReplies {
+		return c, q, errors.New("backoff: AnchorAtReturn cannot be combined with DelayedReplies (a held reply says nothing of when the grant was made)")
 	}
 	if c.Policy == nil {
 		c.Policy = Exponential{}

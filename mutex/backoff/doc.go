@@ -22,4 +22,12 @@
 //   - Grace (beyond the paper): a server that starts (a new incarnation after a
 //     reset) answers LOCKED for one maximum lease, so no lease granted before the
 //     reset can still be live when it first answers FREE.
+//   - AnchorAtReturn: the paper's reading of the lease (Δ from when contend
+//     returns), safe only in synchronous periods or with SafeMode.
+//
+// Anchoring the lease at the send of the winning round (the default) keeps
+// exclusion even when messages are late: a correct server in the intersection of
+// two winning quorums granted the first winner no earlier than that send and the
+// second no earlier than Δ+2δ later, whatever the delays. Asynchrony then costs
+// only usable lease time, which SafeMode bounds from below.
 package backoff

@@ -10,7 +10,12 @@ import (
 )
 
 // Backoff is the backoff mutex of papers/002 as a simulated [Protocol].
-type Backoff struct{ Config backoff.Config }
+type Backoff struct {
+	Config backoff.Config
+	// PerClient, if set, adjusts one client's copy of Config (e.g. to make a
+	// single client Persistent).
+	PerClient func(id core.ClientID, cfg *backoff.Config)
+}
 
 // Name implements [Protocol].
 func (b Backoff) Name() string { return "backoff" }
@@ -25,7 +30,11 @@ func (b Backoff) NewReplica(_ int, now core.Time) (core.Node, error) {
 
 // NewClient implements [Protocol].
 func (b Backoff) NewClient(id core.ClientID, rng *rand.Rand) (mutex.Client, error) {
-	return backoff.NewClient(b.Config, id, rng)
+	cfg := b.Config
+	if b.PerClient != nil {
+		b.PerClient(id, &cfg)
+	}
+	return backoff.NewClient(cfg, id, rng)
 }
 
 // Liar implements [Protocol].

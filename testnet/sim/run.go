@@ -17,8 +17,8 @@ import (
 type Arrivals uint8
 
 const (
-	// Simultaneous: every client asks at time 0, and asks again right after each
-	// release until it has made PerClient acquisitions (the paper's t contenders).
+	// Simultaneous: every client asks at time 0 (the paper's t contenders), and
+	// asks again right after each release until it has made PerClient requests.
 	Simultaneous Arrivals = iota
 	// Poisson: Requests requests arrive at rate Rate, each at a client drawn
 	// uniformly; a client serves its requests one after the other.
@@ -35,8 +35,9 @@ type Workload struct {
 	// Hold is the length of a critical section; nil means the whole lease. A
 	// section never outlasts its lease.
 	Hold Dist
-	// Lease is the lease asked for (0: the protocol's default).
-	Lease time.Duration
+	// Lease draws the lease asked for at each acquisition (nil: the protocol's
+	// default).
+	Lease Dist
 	// CrashProb is the probability that a client crashes inside a critical section.
 	CrashProb float64
 }
@@ -84,8 +85,10 @@ type Metrics struct {
 	RoundsPerEntry float64
 
 	ResponseMean, ResponseP50, ResponseP99, ResponseMax time.Duration
-	End                                                  core.Time
-	Throughput                                           float64 // entries per virtual second
+	// ResponseByClient is each client's mean response time.
+	ResponseByClient map[string]time.Duration
+	End                                                 core.Time
+	Throughput                                          float64 // entries per virtual second
 
 	Events uint64
 	Wall   time.Duration
@@ -216,6 +219,10 @@ type appClient struct {
 	busy    bool        // contending or inside
 	crashed bool
 	seq     uint64 // bumps at every acquisition, to ignore stale exit timers
+	again   int    // Simultaneous: requests still to make after this one
+
+	entries      int
+	responseTime time.Duration
 }
 
 func newDriver(s *Sim, sc Scenario) (*driver, error) {
@@ -237,11 +244,9 @@ func newDriver(s *Sim, sc Scenario) (*driver, error) {
 func (d *driver) start() {
 	w := d.sc.Workload
 	if w.Arrivals == Simultaneous {
-		per := max(w.PerClient, 1)
 		for _, c := range d.order {
-			for range per {
-				d.arrive(c)
-			}
+			c.again = max(w.PerClient, 1) - 1
+			d.arrive(c)
 		}
 		d.allArrived = true
 		return
@@ -274,7 +279,11 @@ func (d *driver) arrive(c *appClient) {
 func (d *driver) acquire(c *appClient) {
 	c.busy = true
 	d.s.Do(c.addr, func(_ core.Node, out core.Sink) {
-		if err := c.core.Acquire(d.s.Now(), d.sc.Workload.Lease, out); err != nil && d.err == nil {
+		var lease time.Duration
+		if l := d.sc.Workload.Lease; l != nil {
+			lease = l.Sample(d.rng)
+		}
+		if err := c.core.Acquire(d.s.Now(), lease, out); err != nil && d.err == nil {
 			d.err = err
 		}
 	})
@@ -291,6 +300,8 @@ func (d *driver) onEvent(from core.Addr, e core.Event) {
 	d.entries++
 	d.rounds += a.Rounds
 	d.responses = append(d.responses, now.Sub(c.waiting[0]))
+	c.entries++
+	c.responseTime += now.Sub(c.waiting[0])
 	if err := d.oracle.Enter(string(c.addr.Client), now); err != nil && d.err == nil {
 		d.err = err
 	}
@@ -319,6 +330,11 @@ func (d *driver) exit(c *appClient) {
 	c.waiting = c.waiting[1:]
 	c.busy = false
 	d.finished++
+	if c.again > 0 {
+		c.again--
+		d.arrived++
+		c.waiting = append(c.waiting, now)
+	}
 	if len(c.waiting) > 0 {
 		d.acquire(c)
 	}
@@ -334,7 +350,9 @@ func (d *driver) crash(c *appClient) {
 	d.s.Crash(c.addr)
 	c.crashed = true
 	d.crashes++
-	d.finished += len(c.waiting)
+	d.arrived += c.again // requests it will never make count as lost
+	d.finished += len(c.waiting) + c.again
+	c.again = 0
 	c.waiting = nil
 	d.checkDone()
 }
@@ -371,6 +389,12 @@ func (d *driver) metrics(seed uint64) Metrics {
 		m.ResponseP50 = sorted[n/2]
 		m.ResponseP99 = sorted[min(n-1, n*99/100)]
 		m.ResponseMax = sorted[n-1]
+	}
+	m.ResponseByClient = make(map[string]time.Duration, len(d.order))
+	for _, c := range d.order {
+		if c.entries > 0 {
+			m.ResponseByClient[string(c.addr.Client)] = c.responseTime / time.Duration(c.entries)
+		}
 	}
 	if d.lastExit > 0 {
 		m.Throughput = float64(m.Entries) / time.Duration(d.lastExit).Seconds()
