@@ -223,6 +223,7 @@ func TestBadConfigurationsAreClearErrors(t *testing.T) {
 		{Config{N: 6, B: 1, Lease: -lease, MaxDelay: delta}, "a", "must be positive"},
 		{Config{N: 6, B: 1, Lease: lease, MaxDelay: -1}, "a", "cannot be negative"},
 		{Config{N: 6, B: 1, Lease: lease, MaxLease: lease / 2}, "a", "shorter than"},
+		{Config{N: 6, B: 1, Lease: 2 * delta, MaxDelay: delta}, "a", "must exceed the round trip"},
 		{testConfig(), "", "id must not be empty"},
 	}
 	for _, c := range cases {
@@ -236,8 +237,10 @@ func TestBadConfigurationsAreClearErrors(t *testing.T) {
 	if err := c.Acquire(0, 3*lease, &rec); err == nil || len(rec.Sent) != 0 {
 		t.Fatalf("lease above MaxLease: err %v, sent %d", err, len(rec.Sent))
 	}
-	if err := c.Acquire(0, -1, &rec); err == nil {
-		t.Fatal("negative lease accepted")
+	for _, bad := range []time.Duration{-1, 2 * delta} {
+		if err := c.Acquire(0, bad, &rec); err == nil {
+			t.Fatalf("lease %v accepted", bad)
+		}
 	}
 }
 

@@ -76,8 +76,8 @@ func (c *Client) Acquire(now core.Time, lease time.Duration, out core.Sink) erro
 	if lease == 0 {
 		lease = c.cfg.Lease
 	}
-	if lease < 0 || lease > c.cfg.MaxLease {
-		return fmt.Errorf("backoff: lease %v outside (0, MaxLease=%v]", lease, c.cfg.MaxLease)
+	if lease <= 2*c.cfg.MaxDelay || lease > c.cfg.MaxLease {
+		return fmt.Errorf("backoff: lease %v outside (2δ=%v, MaxLease=%v]", lease, 2*c.cfg.MaxDelay, c.cfg.MaxLease)
 	}
 	c.lease, c.attempt, c.rounds = lease, 0, 0
 	c.startRound(now, out)

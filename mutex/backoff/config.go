@@ -60,6 +60,9 @@ func (c Config) withDefaults() (Config, quorum.Threshold, error) {
 	if c.MaxDelay < 0 {
 		return c, q, fmt.Errorf("backoff: message delay bound δ=%v cannot be negative", c.MaxDelay)
 	}
+	if c.Lease <= 2*c.MaxDelay {
+		return c, q, fmt.Errorf("backoff: lease Δ=%v must exceed the round trip 2δ=%v, or it can be spent before the client learns it won", c.Lease, 2*c.MaxDelay)
+	}
 	if c.MaxLease == 0 {
 		c.MaxLease = c.Lease
 	}

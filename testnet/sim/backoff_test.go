@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/dhtsync/dhtsync/core"
 	"testing"
 	"time"
 
@@ -165,4 +166,150 @@ func TestColludingLiarsBeyondBoundAreCaught(t *testing.T) {
 		t.Fatal("b+1 colluding liars never broke exclusion in 20 seeds: the oracle or the scenario is blind")
 	}
 	t.Logf("b+1 liars: the oracle caught %d overlapping critical sections over 20 seeds", caught)
+}
+
+// What safe mode changes when delays exceed δ (asynchrony). Two readings of the
+// lease are compared:
+//   - the paper's Lemma 1, Δ from when contend returns (AnchorAtReturn): a late
+//     quorum starts a lease long after the grants it rests on, so without safe
+//     mode two clients end up inside at once; safe mode drops replies older than
+//     2δ and restores exclusion;
+//   - dhtsync's default, Δ from when the winning round was sent: exclusion holds
+//     with or without safe mode, because a correct server in both winners'
+//     quorums granted them Δ+2δ apart whatever the delays. There, safe mode
+//     changes liveness, not safety: without it a late quorum yields a lease that
+//     is mostly spent on arrival; with it such rounds are retried, so every lease
+//     has at least Δ-2δ left, paid for with more rounds per entry.
+func TestAsynchronyAndSafeMode(t *testing.T) {
+	// Within δ, except that one message in ten is late by up to 10δ.
+	async := withinDelta()
+	async.Reorder, async.ReorderBy = 0.1, 10*maxDelay
+	run := func(anchorAtReturn, safe bool) (overlaps int, usableMin time.Duration, rounds float64) {
+		cfg := backoffConfig()
+		cfg.AnchorAtReturn, cfg.SafeMode = anchorAtReturn, safe
+		if !safe {
+			cfg.RoundTimeout = 20 * maxDelay // as in the paper, wait long for the quorum
+		}
+		sc := contentionScenario(fmt.Sprintf("async-return%v-safe%v", anchorAtReturn, safe), cfg, Faults{})
+		sc.Net = async
+		sc.Workload.Hold = nil // every client uses its whole lease
+		usableMin = lease
+		for seed := range uint64(30) {
+			m, err := Run(seed, sc, nil)
+			if err != nil || !m.Completed {
+				t.Fatalf("%s seed %d: err %v completed %v: %+v", sc.Name, seed, err, m.Completed, m)
+			}
+			overlaps += m.Overlaps
+			usableMin = min(usableMin, m.UsableMin)
+			rounds += m.RoundsPerEntry / 30
+		}
+		t.Logf("%-28s overlaps %3d  least usable lease %-12v rounds/entry %.2f", sc.Name, overlaps, usableMin, rounds)
+		return overlaps, usableMin, rounds
+	}
+	if o, _, _ := run(true, false); o == 0 {
+		t.Error("the paper's return-anchored lease without safe mode survived delays of 10δ: the test no longer shows what safe mode fixes")
+	}
+	if o, _, _ := run(true, true); o != 0 {
+		t.Errorf("return-anchored lease with safe mode: %d overlaps", o)
+	}
+	o, usableNoSafe, roundsNoSafe := run(false, false)
+	if o != 0 {
+		t.Errorf("send-anchored lease without safe mode: %d overlaps", o)
+	}
+	o, usableSafe, roundsSafe := run(false, true)
+	if o != 0 {
+		t.Errorf("send-anchored lease with safe mode: %d overlaps", o)
+	}
+	if usableSafe < lease-2*maxDelay || usableNoSafe >= lease-2*maxDelay {
+		t.Errorf("least usable lease: %v with safe mode (want ≥ Δ-2δ), %v without (want < Δ-2δ)", usableSafe, usableNoSafe)
+	}
+	if roundsSafe <= roundsNoSafe {
+		t.Errorf("safe mode should cost rounds under asynchrony: %.2f vs %.2f rounds/entry", roundsSafe, roundsNoSafe)
+	}
+}
+
+// meanOver runs sc over seeds (all must be safe and complete) and averages f.
+func meanOver(t *testing.T, sc Scenario, seeds int, f func(Metrics) float64) float64 {
+	t.Helper()
+	var sum float64
+	for seed := range uint64(seeds) {
+		sum += f(runSeed(t, sc, seed, safeAndComplete))
+	}
+	return sum / float64(seeds)
+}
+
+func responseSeconds(m Metrics) float64 { return m.ResponseMean.Seconds() }
+
+// Symmetry breaking (§5): a client that never grows its backoff re-enters sooner
+// than the clients that back off, and sooner than it did as one of them.
+func TestPersistentClientIsServedFaster(t *testing.T) {
+	sc := contentionScenario("persistent", backoffConfig(), Faults{})
+	favoured := func(m Metrics) float64 { return m.ResponseByClient["c0000"].Seconds() }
+	others := func(m Metrics) float64 {
+		var sum float64
+		for id, r := range m.ResponseByClient {
+			if id != "c0000" {
+				sum += r.Seconds()
+			}
+		}
+		return sum / float64(len(m.ResponseByClient)-1)
+	}
+	before := meanOver(t, sc, 30, favoured)
+	sc.Protocol = Backoff{Config: backoffConfig(), PerClient: func(id core.ClientID, cfg *backoff.Config) {
+		cfg.Persistent = id == "c0000"
+	}}
+	after, rest := meanOver(t, sc, 30, favoured), meanOver(t, sc, 30, others)
+	t.Logf("c0000 mean response: %.3fs symmetric, %.3fs persistent (others %.3fs)", before, after, rest)
+	if after >= before/2 || after >= rest/2 {
+		t.Errorf("persistent client not served at least twice as fast: %.3fs vs %.3fs before and %.3fs for the others", after, before, rest)
+	}
+}
+
+// Delayed reply list (§5): a try that finds the server locked waits there and is
+// answered the moment the lock ends, so contenders back off less often.
+func TestDelayedRepliesCutRounds(t *testing.T) {
+	sc := contentionScenario("delayed-replies", backoffConfig(), Faults{})
+	plainRounds := meanOver(t, sc, 30, func(m Metrics) float64 { return m.RoundsPerEntry })
+	plainResp := meanOver(t, sc, 30, responseSeconds)
+	cfg := backoffConfig()
+	cfg.DelayedReplies = true
+	sc.Protocol = Backoff{Config: cfg}
+	delayedRounds := meanOver(t, sc, 30, func(m Metrics) float64 { return m.RoundsPerEntry })
+	delayedResp := meanOver(t, sc, 30, responseSeconds)
+	t.Logf("rounds/entry %.2f → %.2f, mean response %.3fs → %.3fs with delayed replies", plainRounds, delayedRounds, plainResp, delayedResp)
+	if delayedRounds >= plainRounds || delayedResp >= plainResp {
+		t.Errorf("delayed replies did not cut rounds and response time")
+	}
+}
+
+// Per-call Δ (§5): clients that ask for short leases free the resource sooner;
+// mixing lease lengths keeps exclusion, since each server's lock window follows
+// the lease it last granted.
+func TestPerCallLease(t *testing.T) {
+	sc := contentionScenario("per-call-lease", backoffConfig(), Faults{})
+	sc.Workload.Hold = nil // hold the whole lease
+	long := meanOver(t, sc, 30, responseSeconds)
+	sc.Workload.Lease = Uniform{lease / 4, lease / 2} // above the round trip 2δ
+	mixed := meanOver(t, sc, 30, responseSeconds)
+	t.Logf("mean response %.3fs with Δ=%v, %.3fs with Δ uniform in [Δ/4, Δ/2]", long, lease, mixed)
+	if mixed >= long*0.75 {
+		t.Errorf("shorter per-call leases did not cut the response time by a quarter: %.3fs vs %.3fs", mixed, long)
+	}
+}
+
+// Early release: servers forget the grant when its holder leaves, so short
+// critical sections no longer cost a whole lock window.
+func TestEarlyReleaseRaisesThroughput(t *testing.T) {
+	sc := poissonScenario("early-release", backoffConfig())
+	sc.Workload.Rate, sc.Workload.Requests = 20, 300 // far above the paper protocol's capacity
+	throughput := func(m Metrics) float64 { return m.Throughput }
+	plain := meanOver(t, sc, 10, throughput)
+	cfg := backoffConfig()
+	cfg.EarlyRelease = true
+	sc.Protocol = Backoff{Config: cfg}
+	early := meanOver(t, sc, 10, throughput)
+	t.Logf("saturated throughput %.2f/s without, %.2f/s with early release", plain, early)
+	if early < 1.3*plain {
+		t.Errorf("early release raised throughput only from %.2f to %.2f entries/s", plain, early)
+	}
 }

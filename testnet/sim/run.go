@@ -85,10 +85,12 @@ type Metrics struct {
 	RoundsPerEntry float64
 
 	ResponseMean, ResponseP50, ResponseP99, ResponseMax time.Duration
+	// Usable lease: how much of its lease a client had left on entering.
+	UsableMin, UsableMean time.Duration
 	// ResponseByClient is each client's mean response time.
 	ResponseByClient map[string]time.Duration
-	End                                                 core.Time
-	Throughput                                          float64 // entries per virtual second
+	End              core.Time
+	Throughput       float64 // entries per virtual second
 
 	Events uint64
 	Wall   time.Duration
@@ -208,6 +210,8 @@ type driver struct {
 	entries, crashes  int
 	rounds            int
 	responses         []time.Duration
+	usableSum         time.Duration
+	usableMin         time.Duration
 	lastExit          core.Time
 	err               error
 }
@@ -302,6 +306,11 @@ func (d *driver) onEvent(from core.Addr, e core.Event) {
 	d.responses = append(d.responses, now.Sub(c.waiting[0]))
 	c.entries++
 	c.responseTime += now.Sub(c.waiting[0])
+	usable := a.Until.Sub(now)
+	d.usableSum += usable
+	if d.entries == 1 || usable < d.usableMin {
+		d.usableMin = usable
+	}
 	if err := d.oracle.Enter(string(c.addr.Client), now); err != nil && d.err == nil {
 		d.err = err
 	}
@@ -389,6 +398,7 @@ func (d *driver) metrics(seed uint64) Metrics {
 		m.ResponseP50 = sorted[n/2]
 		m.ResponseP99 = sorted[min(n-1, n*99/100)]
 		m.ResponseMax = sorted[n-1]
+		m.UsableMin, m.UsableMean = d.usableMin, d.usableSum/time.Duration(n)
 	}
 	m.ResponseByClient = make(map[string]time.Duration, len(d.order))
 	for _, c := range d.order {
