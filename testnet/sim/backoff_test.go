@@ -313,3 +313,70 @@ func TestEarlyReleaseRaisesThroughput(t *testing.T) {
 		t.Errorf("early release raised throughput only from %.2f to %.2f entries/s", plain, early)
 	}
 }
+
+// Replica resets (state wiped, exponentially distributed lifetimes). Without the
+// grace period a reset replica forgets its grant and says FREE, and once more
+// than b replicas of a quorum reset inside one lock window exclusion breaks; with
+// it a new incarnation stays locked for one maximum lease and no overlap remains.
+// The grace period costs liveness when resets are this frequent (a replica spends
+// half its life in grace), so completion is asserted at a tenth of the rate.
+func TestResetsNeedTheGracePeriod(t *testing.T) {
+	window := lease + 2*maxDelay
+	run := func(grace bool, lifetime time.Duration, want func(Metrics) bool) (overlaps, entries int) {
+		cfg := backoffConfig()
+		cfg.Grace = grace
+		sc := contentionScenario(fmt.Sprintf("resets-grace-%v-lifetime-%v", grace, lifetime), cfg, Faults{ResetLifetime: lifetime})
+		sc.Workload.Hold = nil
+		sc.MaxTime = 10 * time.Minute
+		for seed := range uint64(40) {
+			m := runSeed(t, sc, seed, want)
+			overlaps += m.Overlaps
+			entries += m.Entries
+		}
+		t.Logf("%s: %d overlaps in %d critical sections over 40 seeds", sc.Name, overlaps, entries)
+		return overlaps, entries
+	}
+	anyOutcome := func(Metrics) bool { return true }
+	safe := func(m Metrics) bool { return m.Overlaps == 0 }
+	if off, _ := run(false, 2*window, anyOutcome); off == 0 {
+		t.Error("resets never broke exclusion without the grace period: the scenario does not test the grace period")
+	}
+	if _, entries := run(true, 2*window, safe); entries < 40*40 {
+		t.Errorf("with the grace period only %d critical sections in 40 seeds at the high reset rate", entries)
+	}
+	run(true, 20*window, safeAndComplete)
+}
+
+// A client that crashes inside its critical section blocks the others for at
+// most its lock window, and exclusion holds.
+func TestClientCrashes(t *testing.T) {
+	sc := contentionScenario("client-crashes", backoffConfig(), Faults{})
+	sc.Workload.CrashProb = 0.2
+	crashes := 0
+	for seed := range uint64(30) {
+		crashes += runSeed(t, sc, seed, safeAndComplete).Crashes
+	}
+	if crashes == 0 {
+		t.Fatal("no client crashed: the scenario does not test crashes")
+	}
+}
+
+// Loss, duplication, reordering and a partition that cuts more than b replicas
+// off for five seconds: exclusion holds throughout, and every request is served
+// once the partition heals.
+func TestLossyNetworkAndPartition(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		cfg := backoffConfig()
+		cfg.EarlyRelease = early
+		sc := contentionScenario(fmt.Sprintf("lossy-early-%v", early), cfg, Faults{})
+		sc.Net.Loss, sc.Net.Duplicate, sc.Net.Reorder, sc.Net.ReorderBy = 0.05, 0.05, 0.1, maxDelay
+		sc.Net.Partitions = []Partition{{From: core.Time(time.Second), Until: core.Time(6 * time.Second),
+			Isolated: []core.Addr{core.ReplicaAddr(0), core.ReplicaAddr(1)}}}
+		for seed := range uint64(30) {
+			m := runSeed(t, sc, seed, safeAndComplete)
+			if m.End < core.Time(6*time.Second) {
+				t.Fatalf("seed %d ended at %v, before the partition healed: it does not test the partition", seed, m.End)
+			}
+		}
+	}
+}
