@@ -68,26 +68,6 @@ func TestContentionFreeAcquireTakesOneRoundTrip(t *testing.T) {
 	check("back-to-back with early release", runSeed(t, sc, 1, safeAndComplete))
 }
 
-// meanAmortizedResponse is the paper's amortized system response time for t
-// clients that all contend at time 0, each holding the whole lease, averaged over
-// seeds.
-func meanAmortizedResponse(t *testing.T, p backoff.Policy, contenders, seeds int) time.Duration {
-	t.Helper()
-	cfg := backoffConfig()
-	cfg.Policy = p
-	sc := Scenario{
-		Name:     fmt.Sprintf("contenders-%d", contenders),
-		Protocol: Backoff{Config: cfg},
-		Net:      withinDelta(),
-		Workload: Workload{Clients: contenders, Arrivals: Simultaneous},
-	}
-	var sum time.Duration
-	for seed := range uint64(seeds) {
-		sum += runSeed(t, sc, seed, safeAndComplete).ResponseMean
-	}
-	return sum / time.Duration(seeds)
-}
-
 // Lemma 2: with t simultaneous contenders the amortized response time is O(Δt).
 // It is also Ω(Δt): sections are serial and each holds its lease Δ, so the k-th
 // entrant waits at least (k-1)Δ and the mean is at least (t-1)Δ/2. So R(t) grows
@@ -102,9 +82,18 @@ func TestAmortizedResponseGrowsLinearly(t *testing.T) {
 	if testing.Short() {
 		seeds = 30
 	}
-	prev := meanAmortizedResponse(t, backoff.Exponential{}, 4, seeds)
+	response := func(contenders int) time.Duration {
+		cfg := backoffConfig()
+		cfg.Policy = backoff.Exponential{}
+		r, err := AmortizedResponse(cfg, contenders, seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	prev := response(4)
 	for contenders := 8; contenders <= 64; contenders *= 2 {
-		cur := meanAmortizedResponse(t, backoff.Exponential{}, contenders, seeds)
+		cur := response(contenders)
 		ratio := float64(cur) / float64(prev)
 		perContender := cur / time.Duration(contenders)
 		t.Logf("t=%2d: mean amortized response %v (%v per contender), R(t)/R(t/2) = %.2f", contenders, cur, perContender, ratio)
