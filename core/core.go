@@ -82,3 +82,9 @@ type Node interface {
 	// Wake fires timer t, armed earlier with SetTimer, at time now.
 	Wake(now Time, t Timer, out Sink)
 }
+
+// Starter is implemented by nodes that need to act when their incarnation begins
+// (arm a timer, say). A runtime calls Start once, before anything else.
+type Starter interface {
+	Start(now Time, out Sink)
+}

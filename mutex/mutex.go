@@ -32,3 +32,8 @@ type Acquired struct {
 	// contention-free).
 	Rounds int
 }
+
+// Extended is emitted when a held lease was renewed past the Until last told.
+type Extended struct {
+	Until core.Time
+}

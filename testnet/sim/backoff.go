@@ -24,7 +24,7 @@ func (b Backoff) Name() string { return "backoff" }
 func (b Backoff) Replicas() int { return b.Config.N }
 
 // NewReplica implements [Protocol].
-func (b Backoff) NewReplica(_ int, now core.Time) (core.Node, error) {
+func (b Backoff) NewReplica(_ int, now core.Time, _ *rand.Rand) (core.Node, error) {
 	return backoff.NewServer(b.Config, now)
 }
 

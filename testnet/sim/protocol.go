@@ -46,8 +46,9 @@ type Protocol interface {
 	Name() string
 	// Replicas is the number of replicas (servers).
 	Replicas() int
-	// NewReplica returns replica i in a fresh incarnation starting at now.
-	NewReplica(i int, now core.Time) (core.Node, error)
+	// NewReplica returns replica i in a fresh incarnation starting at now; rng
+	// draws what the incarnation needs (its id).
+	NewReplica(i int, now core.Time, rng *rand.Rand) (core.Node, error)
 	// NewClient returns a client core.
 	NewClient(id core.ClientID, rng *rand.Rand) (mutex.Client, error)
 	// Liar returns a Byzantine replica that answers by behaviour b (AlwaysFree,

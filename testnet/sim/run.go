@@ -32,6 +32,9 @@ type Workload struct {
 	PerClient int     // Simultaneous: acquisitions per client (0: 1)
 	Rate      float64 // Poisson: requests per virtual second
 	Requests  int     // Poisson: requests in all
+	// PickIdle sends each Poisson request to an idle client when there is one,
+	// approximating the papers' infinite pool of clients.
+	PickIdle bool
 	// Hold is the length of a critical section; nil means the whole lease. A
 	// section never outlasts its lease.
 	Hold Dist
@@ -158,16 +161,17 @@ func addReplicas(s *Sim, sc Scenario) error {
 		var err error
 		switch {
 		case i >= f.Byzantine:
-			node, err = p.NewReplica(i, 0)
+			rng := s.NewRand()
+			node, err = p.NewReplica(i, 0, rng)
 			if err == nil && f.ResetLifetime > 0 {
-				scheduleResets(s, p, i, f.ResetLifetime, s.NewRand())
+				scheduleResets(s, p, i, f.ResetLifetime, rng)
 			}
 		case f.Behaviour == Slow:
 			by := f.SlowBy
 			if by == 0 && sc.Net.Delay != nil {
 				by = 10 * sc.Net.Delay.Mean()
 			}
-			node, err = p.NewReplica(i, 0)
+			node, err = p.NewReplica(i, 0, s.NewRand())
 			node = newSlowNode(node, by)
 		default:
 			node, err = p.Liar(i, f.Behaviour, s.NewRand())
@@ -187,7 +191,7 @@ func scheduleResets(s *Sim, p Protocol, i int, mean time.Duration, rng *rand.Ran
 	next = func() {
 		at := s.Now().Add(time.Duration(rng.ExpFloat64() * float64(mean)))
 		s.At(at, func() {
-			if node, err := p.NewReplica(i, s.Now()); err == nil {
+			if node, err := p.NewReplica(i, s.Now(), rng); err == nil {
 				s.Replace(core.ReplicaAddr(i), node)
 			}
 			next()
@@ -204,6 +208,7 @@ type driver struct {
 	oracle  *oracle.Oracle
 	clients map[core.Addr]*appClient
 	order   []*appClient
+	idle    []*appClient // PickIdle: clients with nothing to do
 
 	arrived, finished int // requests arrived; requests served or lost
 	allArrived        bool
@@ -222,8 +227,11 @@ type appClient struct {
 	waiting []core.Time // arrival times of requests not yet served
 	busy    bool        // contending or inside
 	crashed bool
-	seq     uint64 // bumps at every acquisition, to ignore stale exit timers
-	again   int    // Simultaneous: requests still to make after this one
+	seq     uint64 // bumps at every (re)scheduled exit, to ignore stale ones
+	inside  bool
+	until   core.Time // lease end
+	holdEnd core.Time // when the application wants to leave
+	again   int       // Simultaneous: requests still to make after this one
 
 	entries      int
 	responseTime time.Duration
@@ -255,9 +263,10 @@ func (d *driver) start() {
 		d.allArrived = true
 		return
 	}
+	d.idle = append(d.idle, d.order...)
 	var next func()
 	next = func() {
-		d.arrive(d.order[d.rng.IntN(len(d.order))])
+		d.arrive(d.pick())
 		if d.arrived == w.Requests {
 			d.allArrived = true
 			d.checkDone()
@@ -266,6 +275,18 @@ func (d *driver) start() {
 		d.s.At(d.s.Now().Add(time.Duration(d.rng.ExpFloat64()/w.Rate*float64(time.Second))), next)
 	}
 	d.s.At(0, next)
+}
+
+// pick chooses the client of a Poisson arrival.
+func (d *driver) pick() *appClient {
+	if !d.sc.Workload.PickIdle || len(d.idle) == 0 {
+		return d.order[d.rng.IntN(len(d.order))]
+	}
+	i := d.rng.IntN(len(d.idle))
+	c := d.idle[i]
+	d.idle[i] = d.idle[len(d.idle)-1]
+	d.idle = d.idle[:len(d.idle)-1]
+	return c
 }
 
 func (d *driver) arrive(c *appClient) {
@@ -295,12 +316,23 @@ func (d *driver) acquire(c *appClient) {
 
 func (d *driver) onEvent(from core.Addr, e core.Event) {
 	c := d.clients[from]
-	a, ok := e.(mutex.Acquired)
-	if c == nil || !ok || len(c.waiting) == 0 {
+	if c == nil || c.crashed || len(c.waiting) == 0 {
 		return
 	}
+	switch e := e.(type) {
+	case mutex.Acquired:
+		d.entered(c, e)
+	case mutex.Extended:
+		// A renewal moved the lease end: a section cut short by it may go on.
+		if c.inside && c.holdEnd > c.until {
+			c.until = e.Until
+			d.scheduleExit(c)
+		}
+	}
+}
+
+func (d *driver) entered(c *appClient, a mutex.Acquired) {
 	now := d.s.Now()
-	c.seq++
 	d.entries++
 	d.rounds += a.Rounds
 	d.responses = append(d.responses, now.Sub(c.waiting[0]))
@@ -314,18 +346,27 @@ func (d *driver) onEvent(from core.Addr, e core.Event) {
 	if err := d.oracle.Enter(string(c.addr.Client), now); err != nil && d.err == nil {
 		d.err = err
 	}
-	exit := a.Until
+	c.inside, c.until, c.holdEnd = true, a.Until, a.Until
 	if h := d.sc.Workload.Hold; h != nil {
-		exit = min(exit, now.Add(h.Sample(d.rng)))
+		c.holdEnd = now.Add(h.Sample(d.rng))
 	}
 	if p := d.sc.Workload.CrashProb; p > 0 && d.rng.Float64() < p {
-		crashAt := now.Add(time.Duration(d.rng.Float64() * float64(exit.Sub(now))))
+		end := min(c.holdEnd, c.until)
+		crashAt := now.Add(time.Duration(d.rng.Float64() * float64(end.Sub(now))))
+		c.seq++
 		d.s.At(crashAt, func() { d.crash(c) })
 		return
 	}
+	d.scheduleExit(c)
+}
+
+// scheduleExit leaves the section at the end of the hold or of the lease,
+// whichever is first; an earlier scheduled exit is void.
+func (d *driver) scheduleExit(c *appClient) {
+	c.seq++
 	seq := c.seq
-	d.s.At(exit, func() {
-		if c.seq == seq && !c.crashed {
+	d.s.At(min(c.holdEnd, c.until), func() {
+		if c.seq == seq && c.inside && !c.crashed {
 			d.exit(c)
 		}
 	})
@@ -333,6 +374,7 @@ func (d *driver) onEvent(from core.Addr, e core.Event) {
 
 func (d *driver) exit(c *appClient) {
 	now := d.s.Now()
+	c.inside = false
 	_ = d.oracle.Exit(string(c.addr.Client), now)
 	d.lastExit = now
 	d.s.Do(c.addr, func(_ core.Node, out core.Sink) { c.core.Release(now, out) })
@@ -346,6 +388,8 @@ func (d *driver) exit(c *appClient) {
 	}
 	if len(c.waiting) > 0 {
 		d.acquire(c)
+	} else if d.sc.Workload.PickIdle {
+		d.idle = append(d.idle, c)
 	}
 	d.checkDone()
 }
@@ -354,6 +398,7 @@ func (d *driver) exit(c *appClient) {
 // its queued requests are lost.
 func (d *driver) crash(c *appClient) {
 	now := d.s.Now()
+	c.inside = false
 	_ = d.oracle.Exit(string(c.addr.Client), now)
 	d.lastExit = now
 	d.s.Crash(c.addr)

@@ -96,11 +96,19 @@ func (s *Sim) NewRand() *rand.Rand {
 // Now is the current virtual time.
 func (s *Sim) Now() core.Time { return s.now }
 
-// Add registers node n at address a.
+// Add registers node n at address a and starts it.
 func (s *Sim) Add(a core.Addr, n core.Node) {
 	sn := &simNode{addr: a, impl: n}
 	sn.sink = nodeSink{s, sn}
 	s.nodes[a] = sn
+	s.start(sn)
+}
+
+func (s *Sim) start(sn *simNode) {
+	if st, ok := sn.impl.(core.Starter); ok {
+		st.Start(s.now, sn.sink)
+		s.dispatch(sn)
+	}
 }
 
 // Node returns the node at a (nil if none).
@@ -143,6 +151,7 @@ func (s *Sim) Replace(a core.Addr, n core.Node) {
 	sn.incarnation++
 	sn.emitted = sn.emitted[:0]
 	s.tracef("replace %v", a)
+	s.start(sn)
 }
 
 // At schedules f to run at time t (at once if t is in the past).

@@ -46,6 +46,13 @@ func newSlowNode(inner core.Node, by time.Duration) *slowNode {
 	return s
 }
 
+func (s *slowNode) Start(now core.Time, out core.Sink) {
+	if st, ok := s.inner.(core.Starter); ok {
+		s.capture.out, s.capture.now = out, now
+		st.Start(now, &s.capture)
+	}
+}
+
 func (s *slowNode) Receive(now core.Time, from core.Addr, m core.Message, out core.Sink) {
 	s.capture.out, s.capture.now = out, now
 	s.inner.Receive(now, from, m, &s.capture)

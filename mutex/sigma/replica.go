@@ -1,0 +1,263 @@
+package sigma
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/dhtsync/dhtsync/core"
+)
+
+const (
+	timerLease uint8 = 1 // replica: the owner's lease may have run out
+	timerGrace uint8 = 2 // replica: the grace period is over
+)
+
+// request is a client's request as a replica knows it.
+type request struct {
+	client core.ClientID
+	ts     uint64
+}
+
+// before orders requests by Lamport timestamp, ties by client id.
+func (r request) before(o request) bool {
+	return r.ts < o.ts || (r.ts == o.ts && r.client < o.client)
+}
+
+// Replica is one logical replica of a Sigma resource.
+type Replica struct {
+	cfg         Config
+	incarnation uint64
+	version     uint64
+
+	owner       request // client "" when there is none
+	expiry      core.Time
+	ownerSince  core.Time
+	leaseArmed  bool
+	graceUntil  core.Time
+	queue       []request // sorted by before
+	meanCS      time.Duration
+	lastRelease core.Time
+	released    bool // lastRelease is set
+	clock       uint64
+	// finished remembers, per client, the latest request it released, so that a
+	// copy of that request delayed in the network cannot queue it again (a
+	// phantom owner would hold the vote for a whole lease). Bounded: see forget.
+	finished map[core.ClientID]finishedRequest
+}
+
+type finishedRequest struct {
+	ts uint64
+	at core.Time
+}
+
+// NewReplica returns a replica in a fresh incarnation that starts at now. With
+// cfg.Grace it grants nothing until now+Lease.
+func NewReplica(cfg Config, incarnation uint64, now core.Time) (*Replica, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &Replica{cfg: cfg, incarnation: incarnation, meanCS: cfg.InitialCS, graceUntil: now,
+		finished: make(map[core.ClientID]finishedRequest)}
+	if cfg.Grace {
+		r.graceUntil = now.Add(cfg.Lease)
+	}
+	return r, nil
+}
+
+// Start implements [core.Starter]: it arms the end of the grace period.
+func (r *Replica) Start(now core.Time, out core.Sink) {
+	if r.graceUntil > now {
+		out.SetTimer(r.graceUntil, core.Timer{Kind: timerGrace})
+	}
+}
+
+// Incarnation is the id of this hosting period.
+func (r *Replica) Incarnation() uint64 { return r.incarnation }
+
+// Receive implements [core.Node].
+func (r *Replica) Receive(now core.Time, from core.Addr, m core.Message, out core.Sink) {
+	if from.IsReplica() || from.Client == "" {
+		return
+	}
+	c := from.Client
+	switch m := m.(type) {
+	case Request:
+		r.request(now, request{c, m.TS}, m.Seq, out)
+	case Renew:
+		if r.owner == (request{c, m.TS}) {
+			r.expiry = now.Add(r.cfg.Lease)
+			r.armLease(out)
+		}
+		r.respond(now, request{c, m.TS}, m.Seq, out)
+	case Yield:
+		req := request{c, m.TS}
+		if r.owner != req {
+			r.respond(now, req, 0, out)
+			return
+		}
+		r.owner = request{}
+		r.enqueue(req)
+		r.promote(now, out)
+		if r.owner != req {
+			r.respond(now, req, 0, out) // tell the yielder where it stands now
+		}
+	case Release:
+		req := request{c, m.TS}
+		r.finish(now, req)
+		if r.owner == req {
+			r.observeRelease(now)
+			r.owner = request{}
+			r.promote(now, out)
+			return
+		}
+		if i := slices.Index(r.queue, req); i >= 0 {
+			r.queue = slices.Delete(r.queue, i, i+1)
+		}
+	}
+}
+
+func (r *Replica) request(now core.Time, req request, seq uint64, out core.Sink) {
+	if f, ok := r.finished[req.client]; ok && req.ts <= f.ts {
+		return // a late copy of a request its client already released
+	}
+	r.clock = max(r.clock, req.ts)
+	r.promote(now, out) // an earlier queued request goes first
+	switch {
+	case r.owner.client == req.client:
+		// The owner asks again: a retry of the same request, or a new request whose
+		// release of the previous one was lost. Either way it keeps the vote.
+		if r.owner.ts != req.ts {
+			r.grant(now, req, out)
+		}
+	case r.owner.client == "" && now >= r.graceUntil:
+		r.dequeue(req.client)
+		r.grant(now, req, out)
+	default:
+		r.dequeue(req.client) // a newer request replaces an older one
+		r.enqueue(req)
+	}
+	r.respond(now, req, seq, out)
+}
+
+func (r *Replica) grant(now core.Time, req request, out core.Sink) {
+	r.owner, r.ownerSince, r.expiry = req, now, now.Add(r.cfg.Lease)
+	r.armLease(out)
+}
+
+func (r *Replica) armLease(out core.Sink) {
+	if !r.leaseArmed {
+		r.leaseArmed = true
+		out.SetTimer(r.expiry, core.Timer{Kind: timerLease})
+	}
+}
+
+// promote makes the earliest queued request owner and notifies it.
+func (r *Replica) promote(now core.Time, out core.Sink) {
+	if r.owner.client != "" || now < r.graceUntil || len(r.queue) == 0 {
+		return
+	}
+	head := r.queue[0]
+	r.queue = slices.Delete(r.queue, 0, 1)
+	r.grant(now, head, out)
+	r.respond(now, head, 0, out)
+}
+
+// Wake implements [core.Node].
+func (r *Replica) Wake(now core.Time, t core.Timer, out core.Sink) {
+	switch t.Kind {
+	case timerLease:
+		r.leaseArmed = false
+		switch {
+		case r.owner.client == "":
+		case now < r.expiry:
+			r.armLease(out) // renewed since the timer was armed
+		default:
+			r.owner = request{} // expired: a crashed or cut-off holder
+			r.promote(now, out)
+		}
+	case timerGrace:
+		r.promote(now, out)
+	}
+}
+
+func (r *Replica) enqueue(req request) bool {
+	if len(r.queue) >= r.cfg.MaxQueue {
+		return false
+	}
+	i, _ := slices.BinarySearchFunc(r.queue, req, func(a, b request) int {
+		if a.before(b) {
+			return -1
+		}
+		if b.before(a) {
+			return 1
+		}
+		return 0
+	})
+	r.queue = slices.Insert(r.queue, i, req)
+	return true
+}
+
+func (r *Replica) dequeue(c core.ClientID) {
+	if i := slices.IndexFunc(r.queue, func(q request) bool { return q.client == c }); i >= 0 {
+		r.queue = slices.Delete(r.queue, i, i+1)
+	}
+}
+
+// finish records that req is over. When the record outgrows MaxQueue entries,
+// the older half is forgotten: a request delayed that long is as unlikely as
+// any other message older than a thousand CS times.
+func (r *Replica) finish(now core.Time, req request) {
+	if f, ok := r.finished[req.client]; ok && f.ts >= req.ts {
+		return
+	}
+	r.finished[req.client] = finishedRequest{req.ts, now}
+	if len(r.finished) <= r.cfg.MaxQueue {
+		return
+	}
+	type aged struct {
+		client core.ClientID
+		at     core.Time
+	}
+	all := make([]aged, 0, len(r.finished))
+	for c, f := range r.finished {
+		all = append(all, aged{c, f.at})
+	}
+	slices.SortFunc(all, func(a, b aged) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.client, b.client))
+	})
+	for _, a := range all[:len(all)/2] {
+		delete(r.finished, a.client)
+	}
+}
+
+// observeRelease updates the mean CS time, an exponentially weighted mean (1/8)
+// of the intervals between consecutive releases.
+func (r *Replica) observeRelease(now core.Time) {
+	if r.released {
+		sample := now.Sub(r.lastRelease)
+		r.meanCS += (sample - r.meanCS) / 8
+	}
+	r.lastRelease, r.released = now, true
+}
+
+func (r *Replica) respond(now core.Time, to request, seq uint64, out core.Sink) {
+	r.version++
+	resp := Response{ClientTS: to.ts, Seq: seq, Owner: r.owner.client, OwnerTS: r.owner.ts,
+		Position: -1, Clock: r.clock, Incarnation: r.incarnation, Version: r.version}
+	switch {
+	case r.owner == to:
+		resp.Position, resp.LeaseLeft = 0, r.expiry.Sub(now)
+	default:
+		if i := slices.IndexFunc(r.queue, func(q request) bool { return q == to }); i >= 0 {
+			resp.Position = i + 1
+		}
+	}
+	if resp.Position != 0 {
+		// Informed backoff: ask again when the requests ahead should be done.
+		ahead := time.Duration(max(resp.Position, 1))
+		resp.WaitHint = max(ahead*r.meanCS, r.graceUntil.Sub(now))
+	}
+	out.Send(core.ClientAddr(to.client), resp)
+}
