@@ -37,6 +37,10 @@ type view struct {
 	// lease expiry on the client's clock.
 	validUntil core.Time
 	heardAt    core.Time
+	// yieldSeq is the Seq of a Yield sent to this replica and not yet answered.
+	// Until an answer to it (or to a later message) arrives, older answers may
+	// still name this client owner of a vote it gave away, so none is believed.
+	yieldSeq uint64
 }
 
 type sent struct {
@@ -176,6 +180,9 @@ func (c *Client) Receive(now core.Time, from core.Addr, m core.Message, out core
 		return
 	}
 	v := &c.views[i]
+	if v.yieldSeq != 0 && r.Seq < v.yieldSeq {
+		return // may predate our yield
+	}
 	if v.known && v.incarnation == r.Incarnation && r.Version <= v.version {
 		return // reordered: an older view than the one we have
 	}
@@ -247,10 +254,11 @@ func (c *Client) evaluate(now core.Time, out core.Sink) {
 	}
 	// Split vote: give back ours so the replicas can converge on the earliest.
 	c.confirming = false
+	c.seq++
 	for i := range c.views {
 		if v := &c.views[i]; v.known && v.owner == c.id {
-			out.Send(core.ReplicaAddr(i), Yield{TS: c.ts})
-			*v = view{incarnation: v.incarnation, version: v.version}
+			out.Send(core.ReplicaAddr(i), Yield{TS: c.ts, Seq: c.seq})
+			*v = view{incarnation: v.incarnation, version: v.version, yieldSeq: c.seq}
 		}
 	}
 }

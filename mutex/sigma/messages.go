@@ -20,8 +20,13 @@ type Renew struct {
 }
 
 // Yield gives a vote back: the replica re-queues the client and makes the earliest
-// queued request owner.
-type Yield struct{ TS uint64 }
+// queued request owner. A replica that already saw a later message of the same
+// request (higher Seq) ignores it: the client has moved on and counted on the
+// vote since.
+type Yield struct {
+	TS  uint64
+	Seq uint64
+}
 
 // Release ends the request TS: an owner's vote passes to the queue head, a queued
 // request is dropped.

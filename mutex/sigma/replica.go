@@ -19,6 +19,13 @@ type request struct {
 	ts     uint64
 }
 
+// owner is the request holding the vote, with the highest Seq of its messages
+// seen, to recognize a Yield overtaken by a later message.
+type owner struct {
+	request
+	lastSeq uint64
+}
+
 // before orders requests by Lamport timestamp, ties by client id.
 func (r request) before(o request) bool {
 	return r.ts < o.ts || (r.ts == o.ts && r.client < o.client)
@@ -30,7 +37,7 @@ type Replica struct {
 	incarnation uint64
 	version     uint64
 
-	owner       request // client "" when there is none
+	owner       owner // client "" when there is none
 	expiry      core.Time
 	ownerSince  core.Time
 	leaseArmed  bool
@@ -86,30 +93,27 @@ func (r *Replica) Receive(now core.Time, from core.Addr, m core.Message, out cor
 	case Request:
 		r.request(now, request{c, m.TS}, m.Seq, out)
 	case Renew:
-		if r.owner == (request{c, m.TS}) {
+		if r.owner.request == (request{c, m.TS}) {
+			r.owner.lastSeq = max(r.owner.lastSeq, m.Seq)
 			r.expiry = now.Add(r.cfg.Lease)
 			r.armLease(out)
 		}
 		r.respond(now, request{c, m.TS}, m.Seq, out)
 	case Yield:
 		req := request{c, m.TS}
-		if r.owner != req {
-			r.respond(now, req, 0, out)
-			return
+		if r.owner.request == req && m.Seq > r.owner.lastSeq {
+			r.owner = owner{}
+			r.enqueue(req)
+			r.promote(now, out, c)
 		}
-		r.owner = request{}
-		r.enqueue(req)
-		r.promote(now, out)
-		if r.owner != req {
-			r.respond(now, req, 0, out) // tell the yielder where it stands now
-		}
+		r.respond(now, req, m.Seq, out) // the yielder learns where it stands now
 	case Release:
 		req := request{c, m.TS}
 		r.finish(now, req)
-		if r.owner == req {
+		if r.owner.request == req {
 			r.observeRelease(now)
-			r.owner = request{}
-			r.promote(now, out)
+			r.owner = owner{}
+			r.promote(now, out, "")
 			return
 		}
 		if i := slices.Index(r.queue, req); i >= 0 {
@@ -123,7 +127,7 @@ func (r *Replica) request(now core.Time, req request, seq uint64, out core.Sink)
 		return // a late copy of a request its client already released
 	}
 	r.clock = max(r.clock, req.ts)
-	r.promote(now, out) // an earlier queued request goes first
+	r.promote(now, out, "") // an earlier queued request goes first
 	switch {
 	case r.owner.client == req.client:
 		// The owner asks again: a retry of the same request, or a new request whose
@@ -131,9 +135,11 @@ func (r *Replica) request(now core.Time, req request, seq uint64, out core.Sink)
 		if r.owner.ts != req.ts {
 			r.grant(now, req, out)
 		}
+		r.owner.lastSeq = max(r.owner.lastSeq, seq)
 	case r.owner.client == "" && now >= r.graceUntil:
 		r.dequeue(req.client)
 		r.grant(now, req, out)
+		r.owner.lastSeq = seq
 	default:
 		r.dequeue(req.client) // a newer request replaces an older one
 		r.enqueue(req)
@@ -142,7 +148,7 @@ func (r *Replica) request(now core.Time, req request, seq uint64, out core.Sink)
 }
 
 func (r *Replica) grant(now core.Time, req request, out core.Sink) {
-	r.owner, r.ownerSince, r.expiry = req, now, now.Add(r.cfg.Lease)
+	r.owner, r.ownerSince, r.expiry = owner{request: req}, now, now.Add(r.cfg.Lease)
 	r.armLease(out)
 }
 
@@ -153,15 +159,18 @@ func (r *Replica) armLease(out core.Sink) {
 	}
 }
 
-// promote makes the earliest queued request owner and notifies it.
-func (r *Replica) promote(now core.Time, out core.Sink) {
+// promote makes the earliest queued request owner and notifies it, unless it is
+// client quiet, who is answered by the caller.
+func (r *Replica) promote(now core.Time, out core.Sink, quiet core.ClientID) {
 	if r.owner.client != "" || now < r.graceUntil || len(r.queue) == 0 {
 		return
 	}
 	head := r.queue[0]
 	r.queue = slices.Delete(r.queue, 0, 1)
 	r.grant(now, head, out)
-	r.respond(now, head, 0, out)
+	if head.client != quiet {
+		r.respond(now, head, 0, out)
+	}
 }
 
 // Wake implements [core.Node].
@@ -174,11 +183,11 @@ func (r *Replica) Wake(now core.Time, t core.Timer, out core.Sink) {
 		case now < r.expiry:
 			r.armLease(out) // renewed since the timer was armed
 		default:
-			r.owner = request{} // expired: a crashed or cut-off holder
-			r.promote(now, out)
+			r.owner = owner{} // expired: a crashed or cut-off holder
+			r.promote(now, out, "")
 		}
 	case timerGrace:
-		r.promote(now, out)
+		r.promote(now, out, "")
 	}
 }
 
@@ -247,7 +256,7 @@ func (r *Replica) respond(now core.Time, to request, seq uint64, out core.Sink) 
 	resp := Response{ClientTS: to.ts, Seq: seq, Owner: r.owner.client, OwnerTS: r.owner.ts,
 		Position: -1, Clock: r.clock, Incarnation: r.incarnation, Version: r.version}
 	switch {
-	case r.owner == to:
+	case r.owner.request == to:
 		resp.Position, resp.LeaseLeft = 0, r.expiry.Sub(now)
 	default:
 		if i := slices.IndexFunc(r.queue, func(q request) bool { return q == to }); i >= 0 {

@@ -56,6 +56,10 @@ type Faults struct {
 	// correct replica's incarnation; at its end the replica loses its state. 0: no
 	// resets.
 	ResetLifetime time.Duration
+	// ResetPerCS is the probability that each correct replica resets during each
+	// critical section, at a time uniform in the section's first tenth (the
+	// papers' model: a replica that voted resets while its vote is in use).
+	ResetPerCS float64
 }
 
 // Scenario is one complete simulated experiment.
@@ -94,6 +98,12 @@ type Metrics struct {
 	ResponseByClient map[string]time.Duration
 	End              core.Time
 	Throughput       float64 // entries per virtual second
+
+	// EntryTimes are the times of the critical-section entries, in order.
+	EntryTimes []core.Time
+	// LongestCrashBlock is the longest time from a holder's crash to the next
+	// entry of any client.
+	LongestCrashBlock time.Duration
 
 	Events uint64
 	Wall   time.Duration
@@ -147,6 +157,8 @@ func (sc Scenario) validate() error {
 		return fmt.Errorf("sim: %d Byzantine replicas out of %d", sc.Faults.Byzantine, sc.Protocol.Replicas())
 	case sc.Faults.Byzantine > 0 && sc.Faults.Behaviour == "":
 		return errors.New("sim: Byzantine replicas need a behaviour")
+	case sc.Faults.ResetPerCS < 0 || sc.Faults.ResetPerCS > 1:
+		return errors.New("sim: ResetPerCS is a probability")
 	case sc.Faults.ResetLifetime < 0 || sc.MaxTime < 0:
 		return errors.New("sim: durations cannot be negative")
 	}
@@ -218,6 +230,10 @@ type driver struct {
 	usableSum         time.Duration
 	usableMin         time.Duration
 	lastExit          core.Time
+	entryTimes        []core.Time
+	crashedAt         core.Time // the last holder crash not yet followed by an entry
+	crashPending      bool
+	crashBlock        time.Duration
 	err               error
 }
 
@@ -334,6 +350,11 @@ func (d *driver) onEvent(from core.Addr, e core.Event) {
 func (d *driver) entered(c *appClient, a mutex.Acquired) {
 	now := d.s.Now()
 	d.entries++
+	d.entryTimes = append(d.entryTimes, now)
+	if d.crashPending {
+		d.crashBlock = max(d.crashBlock, now.Sub(d.crashedAt))
+		d.crashPending = false
+	}
 	d.rounds += a.Rounds
 	d.responses = append(d.responses, now.Sub(c.waiting[0]))
 	c.entries++
@@ -350,6 +371,7 @@ func (d *driver) entered(c *appClient, a mutex.Acquired) {
 	if h := d.sc.Workload.Hold; h != nil {
 		c.holdEnd = now.Add(h.Sample(d.rng))
 	}
+	d.resetDuringCS(now, min(c.holdEnd, c.until))
 	if p := d.sc.Workload.CrashProb; p > 0 && d.rng.Float64() < p {
 		end := min(c.holdEnd, c.until)
 		crashAt := now.Add(time.Duration(d.rng.Float64() * float64(end.Sub(now))))
@@ -358,6 +380,26 @@ func (d *driver) entered(c *appClient, a mutex.Acquired) {
 		return
 	}
 	d.scheduleExit(c)
+}
+
+// resetDuringCS resets each correct replica with probability ResetPerCS at a
+// time in the first tenth of the section [now, end).
+func (d *driver) resetDuringCS(now, end core.Time) {
+	p := d.sc.Faults.ResetPerCS
+	if p == 0 {
+		return
+	}
+	for i := d.sc.Faults.Byzantine; i < d.sc.Protocol.Replicas(); i++ {
+		if d.rng.Float64() >= p {
+			continue
+		}
+		at := now.Add(time.Duration(d.rng.Float64() * float64(end.Sub(now)) / 10))
+		d.s.At(at, func() {
+			if node, err := d.sc.Protocol.NewReplica(i, d.s.Now(), d.rng); err == nil {
+				d.s.Replace(core.ReplicaAddr(i), node)
+			}
+		})
+	}
 }
 
 // scheduleExit leaves the section at the end of the hold or of the lease,
@@ -404,6 +446,7 @@ func (d *driver) crash(c *appClient) {
 	d.s.Crash(c.addr)
 	c.crashed = true
 	d.crashes++
+	d.crashedAt, d.crashPending = now, true
 	d.arrived += c.again // requests it will never make count as lost
 	d.finished += len(c.waiting) + c.again
 	c.again = 0
@@ -445,6 +488,7 @@ func (d *driver) metrics(seed uint64) Metrics {
 		m.ResponseMax = sorted[n-1]
 		m.UsableMin, m.UsableMean = d.usableMin, d.usableSum/time.Duration(n)
 	}
+	m.EntryTimes, m.LongestCrashBlock = d.entryTimes, d.crashBlock
 	m.ResponseByClient = make(map[string]time.Duration, len(d.order))
 	for _, c := range d.order {
 		if c.entries > 0 {
