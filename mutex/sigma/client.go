@@ -37,6 +37,9 @@ type view struct {
 	// lease expiry on the client's clock.
 	validUntil core.Time
 	heardAt    core.Time
+	// askAt is when to ask this replica again (informed backoff): its wait hint
+	// after its last answer, or RetryTimeout after a request it did not answer.
+	askAt core.Time
 	// yieldSeq is the Seq of a Yield sent to this replica and not yet answered.
 	// Until an answer to it (or to a later message) arrives, older answers may
 	// still name this client owner of a vote it gave away, so none is believed.
@@ -74,7 +77,6 @@ type Client struct {
 	confirmSince core.Time
 	confirming   bool
 
-	retryAt    core.Time // informed backoff deadline
 	retryArmed core.Time // when the pending retry timer fires (0: none)
 }
 
@@ -123,7 +125,7 @@ func (c *Client) Acquire(now core.Time, lease time.Duration, out core.Sink) erro
 	clear(c.views)
 	clear(c.departed)
 	c.confirming = false
-	c.retryAt, c.retryArmed = 0, 0
+	c.retryArmed = 0
 	c.broadcast(now, out, func(i int) bool { return true })
 	// Votes won while waiting for the others are leases too: keep them alive.
 	out.SetTimer(now.Add(c.cfg.RenewEvery), core.Timer{Kind: timerRenew, Round: c.ts})
@@ -142,8 +144,8 @@ func (c *Client) Release(now core.Time, out core.Sink) {
 	c.state = idle
 }
 
-// broadcast sends the request to the replicas selected by to and arms the retry
-// timer for the replicas that do not answer.
+// broadcast sends the request to the replicas selected by to, each of which is
+// asked again after RetryTimeout unless it answers.
 func (c *Client) broadcast(now core.Time, out core.Sink, to func(i int) bool) {
 	c.seq++
 	c.recent[c.seq%uint64(len(c.recent))] = sent{c.seq, now}
@@ -151,9 +153,10 @@ func (c *Client) broadcast(now core.Time, out core.Sink, to func(i int) bool) {
 	for i := range c.cfg.N {
 		if to(i) {
 			out.Send(core.ReplicaAddr(i), Request{TS: c.ts, Seq: c.seq})
+			c.views[i].askAt = now.Add(c.cfg.RetryTimeout)
 		}
 	}
-	c.deferRetry(now.Add(c.cfg.RetryTimeout), out)
+	c.armRetry(out)
 }
 
 // sentAt is when broadcast seq left, if it is recent enough to be remembered.
@@ -162,11 +165,16 @@ func (c *Client) sentAt(seq uint64) (core.Time, bool) {
 	return s.at, seq != 0 && s.seq == seq
 }
 
-// deferRetry moves the informed-backoff deadline to at. One timer is pending at
-// a time; when it fires early it is re-armed for the current deadline.
-func (c *Client) deferRetry(at core.Time, out core.Sink) {
-	c.retryAt = at
-	if c.retryArmed == 0 || at < c.retryArmed {
+// armRetry makes sure a timer fires by the earliest askAt. One timer is pending
+// at a time; one that fires early re-arms for the current earliest.
+func (c *Client) armRetry(out core.Sink) {
+	at := core.Time(0)
+	for _, v := range c.views {
+		if v.askAt != 0 && (at == 0 || v.askAt < at) {
+			at = v.askAt
+		}
+	}
+	if at != 0 && (c.retryArmed == 0 || at < c.retryArmed) {
 		c.retryArmed = at
 		out.SetTimer(at, core.Timer{Kind: timerRetry, Round: c.ts})
 	}
@@ -193,7 +201,8 @@ func (c *Client) Receive(now core.Time, from core.Addr, m core.Message, out core
 	if r.Owner != "" {
 		delete(c.departed, r.Owner) // news of it holding this vote now
 	}
-	*v = view{known: true, incarnation: r.Incarnation, version: r.Version, owner: r.Owner, ownerTS: r.OwnerTS, heardAt: now}
+	*v = view{known: true, incarnation: r.Incarnation, version: r.Version, owner: r.Owner, ownerTS: r.OwnerTS, heardAt: now,
+		askAt: now.Add(min(max(r.WaitHint, c.cfg.RetryTimeout), c.cfg.MaxWait))}
 	if r.Owner == c.id && r.OwnerTS == c.ts {
 		// The replica's lease ends LeaseLeft after it sent this. It sent it after
 		// our message seq left, or, if pushed to us, at most δ before it arrived.
@@ -202,9 +211,9 @@ func (c *Client) Receive(now core.Time, from core.Addr, m core.Message, out core
 			anchor = now.Add(-c.cfg.MaxDelay)
 		}
 		v.validUntil = anchor.Add(r.LeaseLeft)
+		v.askAt = v.validUntil // renewals keep it; if they fail, ask again when it lapses
 	} else if c.state == contending {
-		// Informed backoff: every answer resets the wait to its hint.
-		c.deferRetry(now.Add(max(r.WaitHint, c.cfg.RetryTimeout)), out)
+		c.armRetry(out) // informed backoff: ask this replica again after its hint
 	}
 	switch c.state {
 	case contending:
@@ -258,9 +267,11 @@ func (c *Client) evaluate(now core.Time, out core.Sink) {
 	for i := range c.views {
 		if v := &c.views[i]; v.known && v.owner == c.id {
 			out.Send(core.ReplicaAddr(i), Yield{TS: c.ts, Seq: c.seq})
-			*v = view{incarnation: v.incarnation, version: v.version, yieldSeq: c.seq}
+			// Ask again if the answer to the yield is lost.
+			*v = view{incarnation: v.incarnation, version: v.version, yieldSeq: c.seq, askAt: now.Add(c.cfg.RetryTimeout)}
 		}
 	}
+	c.armRetry(out)
 }
 
 // holdsVote reports whether replica i's vote for this request still lasts.
@@ -313,13 +324,16 @@ func (c *Client) Wake(now core.Time, t core.Timer, out core.Sink) {
 	switch {
 	case t.Kind == timerRetry && c.state == contending:
 		c.retryArmed = 0
-		if now < c.retryAt {
-			c.deferRetry(c.retryAt, out)
-			return
+		// Ask again the replicas whose hint ran out and that hold no valid vote
+		// for us: this also rebuilds the queue of a replica that reset.
+		due := func(i int) bool { v := c.views[i]; return v.askAt != 0 && v.askAt <= now && !c.holdsVote(i, now) }
+		for i := range c.views {
+			if due(i) {
+				c.broadcast(now, out, due)
+				break
+			}
 		}
-		// Ask again wherever we hold no valid vote: this also rebuilds the queue of
-		// a replica that reset.
-		c.broadcast(now, out, func(i int) bool { return !c.holdsVote(i, now) })
+		c.armRetry(out)
 	case t.Kind == timerRetry:
 		c.retryArmed = 0
 	case t.Kind == timerRenew && c.state != idle:

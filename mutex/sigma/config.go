@@ -21,6 +21,9 @@ type Config struct {
 	// RetryTimeout is how long a client waits for answers before asking again
 	// (0: 4δ, or Lease/4 when δ is 0). Informed backoff never waits less.
 	RetryTimeout time.Duration
+	// MaxWait caps a wait hint, so that a client re-checks a replica at least
+	// this often (0: 10 × Lease).
+	MaxWait time.Duration
 	// InitialCS is the mean CS time a replica assumes before it has seen a
 	// release (0: Lease/4).
 	InitialCS time.Duration
@@ -39,7 +42,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sigma: m=%d votes of n=%d replicas: need n/2 < m ≤ n so that two winners cannot both have m", c.M, c.N)
 	case c.Lease <= 0:
 		return c, fmt.Errorf("sigma: lease %v must be positive", c.Lease)
-	case c.MaxDelay < 0 || c.RenewEvery < 0 || c.RetryTimeout < 0 || c.InitialCS < 0 || c.MaxQueue < 0:
+	case c.MaxDelay < 0 || c.RenewEvery < 0 || c.RetryTimeout < 0 || c.MaxWait < 0 || c.InitialCS < 0 || c.MaxQueue < 0:
 		return c, fmt.Errorf("sigma: durations and limits cannot be negative")
 	case c.Lease <= 2*c.MaxDelay:
 		return c, fmt.Errorf("sigma: lease %v must exceed the round trip 2δ=%v", c.Lease, 2*c.MaxDelay)
@@ -52,6 +55,9 @@ func (c Config) withDefaults() (Config, error) {
 		if c.MaxDelay == 0 {
 			c.RetryTimeout = c.Lease / 4
 		}
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = 10 * c.Lease
 	}
 	if c.InitialCS == 0 {
 		c.InitialCS = c.Lease / 4
