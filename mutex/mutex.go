@@ -31,6 +31,9 @@ type Acquired struct {
 	// Rounds is the number of contention rounds this acquisition took (1 when
 	// contention-free).
 	Rounds int
+	// Voters are the replicas whose grants this entry rests on. Exclusion can
+	// be lost only if enough of them lose their memory while it lasts.
+	Voters []int
 }
 
 // Extended is emitted when a held lease was renewed past the Until last told.

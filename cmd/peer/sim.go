@@ -279,39 +279,45 @@ func newSimSweepCommand() *cobra.Command {
 	var seeds int
 	cmd := &cobra.Command{
 		Use:   "sweep NAME",
-		Short: "Run a sweep, print its table and write NAME.csv and NAME.png",
+		Short: "Run a sweep, print its tables and write a CSV and a PNG per figure",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := sim.LookupExperiment(args[0])
 			if err != nil {
 				return err
 			}
+			if !cmd.Flags().Changed("seeds") {
+				seeds = e.DefaultSeeds
+			}
 			if seeds < 1 {
 				return fmt.Errorf("--seeds must be at least 1, got %d", seeds)
 			}
 			start := time.Now()
-			fig, err := e.Run(seeds)
+			figs, err := e.Run(seeds)
 			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s\n\n", fig.Title)
-			if err := fig.WriteTable(w); err != nil {
 				return err
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
 			}
-			path := filepath.Join(out, e.Name)
-			if err := fig.Save(path); err != nil {
-				return err
+			w := cmd.OutOrStdout()
+			for _, fig := range figs {
+				fmt.Fprintf(w, "%s\n\n", fig.Title)
+				if err := fig.WriteTable(w); err != nil {
+					return err
+				}
+				if err := fig.Save(out); err != nil {
+					return err
+				}
+				path := filepath.Join(out, fig.Name)
+				fmt.Fprintf(w, "\nwrote %s.csv and %s.png\n\n", path, path)
 			}
-			fmt.Fprintf(w, "\nwrote %s.csv and %s.png in %v\n", path, path, round(time.Since(start)))
+			fmt.Fprintf(w, "%d seeds per point, %v\n", seeds, round(time.Since(start)))
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "docs/bench", "directory for the CSV and PNG")
-	cmd.Flags().IntVar(&seeds, "seeds", 100, "seeds per point")
+	cmd.Flags().StringVar(&out, "out", "docs/bench", "directory for the CSV and PNG files")
+	cmd.Flags().IntVar(&seeds, "seeds", 0, "seeds per point (default: the sweep's own)")
 	return cmd
 }
 

@@ -43,6 +43,7 @@ type Client struct {
 	sentAt  core.Time
 
 	answered []bool
+	free     []bool
 	replies  int
 	locked   int
 	minHeld  time.Duration // the shortest Held among FREE replies
@@ -62,7 +63,7 @@ func NewClient(cfg Config, id core.ClientID, rng *rand.Rand) (*Client, error) {
 	if rng == nil {
 		return nil, errors.New("backoff: client needs a random source")
 	}
-	return &Client{cfg: cfg, quorum: q, id: id, rng: rng, answered: make([]bool, cfg.N)}, nil
+	return &Client{cfg: cfg, quorum: q, id: id, rng: rng, answered: make([]bool, cfg.N), free: make([]bool, cfg.N)}, nil
 }
 
 // ID implements [mutex.Client].
@@ -101,6 +102,7 @@ func (c *Client) startRound(now core.Time, out core.Sink) {
 	c.rounds++
 	c.sentAt = now
 	clear(c.answered)
+	clear(c.free)
 	c.replies, c.locked, c.minHeld = 0, 0, -1
 	for i := range c.cfg.N {
 		out.Send(core.ReplicaAddr(i), Try{Round: c.round, Lease: c.lease})
@@ -121,8 +123,11 @@ func (c *Client) Receive(now core.Time, from core.Addr, m core.Message, out core
 	c.replies++
 	if !r.Free {
 		c.locked++
-	} else if c.minHeld < 0 || r.Held < c.minHeld {
-		c.minHeld = max(r.Held, 0)
+	} else {
+		c.free[from.Replica] = true
+		if c.minHeld < 0 || r.Held < c.minHeld {
+			c.minHeld = max(r.Held, 0)
+		}
 	}
 	if !c.quorum.IsQuorum(c.replies) {
 		return
@@ -135,10 +140,21 @@ func (c *Client) Receive(now core.Time, from core.Addr, m core.Message, out core
 	}
 	if until := anchor.Add(c.lease); c.locked <= c.cfg.B && until > now {
 		c.state = holding
-		out.Emit(mutex.Acquired{Until: until, Rounds: c.rounds})
+		out.Emit(mutex.Acquired{Until: until, Rounds: c.rounds, Voters: c.freeFrom()})
 		return
 	}
 	c.loseRound(now, out)
+}
+
+// freeFrom lists the servers that answered FREE in this round.
+func (c *Client) freeFrom() []int {
+	var v []int
+	for i, f := range c.free {
+		if f {
+			v = append(v, i)
+		}
+	}
+	return v
 }
 
 // Wake implements [core.Node].

@@ -29,5 +29,5 @@ func Example() {
 		client.Receive(2*now, core.ReplicaAddr(i), m.Msg, &toServers)
 	}
 	fmt.Printf("%+v\n", toServers.Events[0])
-	// Output: {Until:100ms Rounds:1}
+	// Output: {Until:100ms Rounds:1 Voters:[0 1 2 3 4]}
 }

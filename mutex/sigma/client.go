@@ -229,7 +229,7 @@ func (c *Client) evaluate(now core.Time, out core.Sink) {
 	if c.validVotes(now) >= c.cfg.M {
 		if until := c.leaseEnd(now); until > now {
 			c.state, c.until = holding, until
-			out.Emit(mutex.Acquired{Until: until, Rounds: c.rounds})
+			out.Emit(mutex.Acquired{Until: until, Rounds: c.rounds, Voters: c.voters(now)})
 			return
 		}
 	}
@@ -278,6 +278,17 @@ func (c *Client) evaluate(now core.Time, out core.Sink) {
 func (c *Client) holdsVote(i int, now core.Time) bool {
 	v := c.views[i]
 	return v.known && v.owner == c.id && v.ownerTS == c.ts && v.validUntil > now
+}
+
+// voters lists the replicas whose vote for this request still lasts.
+func (c *Client) voters(now core.Time) []int {
+	var v []int
+	for i := range c.views {
+		if c.holdsVote(i, now) {
+			v = append(v, i)
+		}
+	}
+	return v
 }
 
 // validVotes counts the replicas whose vote for this request still lasts.

@@ -1,11 +1,11 @@
 package sigma
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
 	"github.com/dhtsync/dhtsync/core"
+	"github.com/dhtsync/dhtsync/mutex"
 )
 
 const (
@@ -47,15 +47,7 @@ type Replica struct {
 	lastRelease core.Time
 	released    bool // lastRelease is set
 	clock       uint64
-	// finished remembers, per client, the latest request it released, so that a
-	// copy of that request delayed in the network cannot queue it again (a
-	// phantom owner would hold the vote for a whole lease). Bounded: see forget.
-	finished map[core.ClientID]finishedRequest
-}
-
-type finishedRequest struct {
-	ts uint64
-	at core.Time
+	finished    mutex.Finished // released requests, to ignore their late copies
 }
 
 // NewReplica returns a replica in a fresh incarnation that starts at now. With
@@ -66,7 +58,7 @@ func NewReplica(cfg Config, incarnation uint64, now core.Time) (*Replica, error)
 		return nil, err
 	}
 	r := &Replica{cfg: cfg, incarnation: incarnation, meanCS: cfg.InitialCS, graceUntil: now,
-		finished: make(map[core.ClientID]finishedRequest)}
+		finished: mutex.Finished{Max: cfg.MaxQueue}}
 	if cfg.Grace {
 		r.graceUntil = now.Add(cfg.Lease)
 	}
@@ -109,7 +101,7 @@ func (r *Replica) Receive(now core.Time, from core.Addr, m core.Message, out cor
 		r.respond(now, req, m.Seq, out) // the yielder learns where it stands now
 	case Release:
 		req := request{c, m.TS}
-		r.finish(now, req)
+		r.finished.Done(now, c, m.TS)
 		if r.owner.request == req {
 			r.observeRelease(now)
 			r.owner = owner{}
@@ -123,7 +115,7 @@ func (r *Replica) Receive(now core.Time, from core.Addr, m core.Message, out cor
 }
 
 func (r *Replica) request(now core.Time, req request, seq uint64, out core.Sink) {
-	if f, ok := r.finished[req.client]; ok && req.ts <= f.ts {
+	if r.finished.Stale(req.client, req.ts) {
 		return // a late copy of a request its client already released
 	}
 	r.clock = max(r.clock, req.ts)
@@ -211,33 +203,6 @@ func (r *Replica) enqueue(req request) bool {
 func (r *Replica) dequeue(c core.ClientID) {
 	if i := slices.IndexFunc(r.queue, func(q request) bool { return q.client == c }); i >= 0 {
 		r.queue = slices.Delete(r.queue, i, i+1)
-	}
-}
-
-// finish records that req is over. When the record outgrows MaxQueue entries,
-// the older half is forgotten: a request delayed that long is as unlikely as
-// any other message older than a thousand CS times.
-func (r *Replica) finish(now core.Time, req request) {
-	if f, ok := r.finished[req.client]; ok && f.ts >= req.ts {
-		return
-	}
-	r.finished[req.client] = finishedRequest{req.ts, now}
-	if len(r.finished) <= r.cfg.MaxQueue {
-		return
-	}
-	type aged struct {
-		client core.ClientID
-		at     core.Time
-	}
-	all := make([]aged, 0, len(r.finished))
-	for c, f := range r.finished {
-		all = append(all, aged{c, f.at})
-	}
-	slices.SortFunc(all, func(a, b aged) int {
-		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.client, b.client))
-	})
-	for _, a := range all[:len(all)/2] {
-		delete(r.finished, a.client)
 	}
 }
 

@@ -61,6 +61,9 @@ type Replica struct {
 	owner      core.ClientID
 	ownerRound uint64
 	expiry     core.Time
+	// finished ignores late copies of requests whose round was given back; without
+	// it a loser's delayed request would hold the vote for a whole lease.
+	finished mutex.Finished
 }
 
 // NewReplica returns a replica whose incarnation starts at now.
@@ -69,7 +72,7 @@ func NewReplica(cfg Config, now core.Time) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{cfg: cfg}
+	r := &Replica{cfg: cfg, finished: mutex.Finished{Max: 4096}}
 	if cfg.Grace {
 		r.expiry = now.Add(cfg.Lease) // owned by nobody, granted to nobody
 	}
@@ -83,12 +86,16 @@ func (r *Replica) Receive(now core.Time, from core.Addr, m core.Message, out cor
 	}
 	switch m := m.(type) {
 	case Request:
+		if r.finished.Stale(from.Client, m.Round) {
+			return
+		}
 		free := now >= r.expiry || (r.owner == from.Client && r.owner != "")
 		if free {
 			r.owner, r.ownerRound, r.expiry = from.Client, m.Round, now.Add(r.cfg.Lease)
 		}
 		out.Send(from, Vote{Round: m.Round, Granted: free, Owner: r.owner})
 	case Release:
+		r.finished.Done(now, from.Client, m.Round)
 		if r.owner == from.Client && r.ownerRound == m.Round {
 			r.owner, r.expiry = "", now
 		}
@@ -181,7 +188,13 @@ func (c *Client) Receive(now core.Time, from core.Addr, m core.Message, out core
 	case c.yes >= c.cfg.M:
 		if until := c.sentAt.Add(c.cfg.Lease); until > now {
 			c.holding = true
-			out.Emit(mutex.Acquired{Until: until, Rounds: c.rounds})
+			var voters []int
+			for i, g := range c.granted {
+				if g {
+					voters = append(voters, i)
+				}
+			}
+			out.Emit(mutex.Acquired{Until: until, Rounds: c.rounds, Voters: voters})
 			return
 		}
 		c.lose(now, out)

@@ -64,7 +64,6 @@ func TestClientWinsWithMAndGivesBackWhenOutOfReach(t *testing.T) {
 	}
 }
 
-
 func TestImpossibleConfigurations(t *testing.T) {
 	for _, c := range []Config{{N: 4, M: 2, Lease: lease}, {N: 3, M: 2}, {N: 3, M: 2, Lease: lease, MaxDelay: -1}} {
 		if _, err := NewReplica(c, 0); err == nil {

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 
@@ -28,6 +29,8 @@ type Series struct {
 
 // Figure is an experiment's result: series sharing axes.
 type Figure struct {
+	// Name names the files: Name.csv and Name.png.
+	Name           string
 	Title          string
 	XLabel, YLabel string
 	LogX, LogY     bool
@@ -123,8 +126,9 @@ func (f Figure) SavePNG(path string) error {
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)
 }
 
-// Save writes path+".csv" and path+".png".
-func (f Figure) Save(path string) error {
+// Save writes dir/Name.csv and dir/Name.png.
+func (f Figure) Save(dir string) error {
+	path := filepath.Join(dir, f.Name)
 	file, err := os.Create(path + ".csv")
 	if err != nil {
 		return err

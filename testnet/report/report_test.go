@@ -9,7 +9,7 @@ import (
 )
 
 func TestFigureFiles(t *testing.T) {
-	f := Figure{Title: "t", XLabel: "x", YLabel: "y", Series: []Series{
+	f := Figure{Name: "fig", Title: "t", XLabel: "x", YLabel: "y", Series: []Series{
 		{Name: "a", Points: []Point{{1, 2}, {2, 4}}},
 		{Name: "bound", Points: []Point{{1, 1}, {2, 2}}, Dashed: true},
 	}}
@@ -26,8 +26,9 @@ func TestFigureFiles(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(table.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[2], "4") {
 		t.Fatalf("table:\n%s", table.String())
 	}
-	path := filepath.Join(t.TempDir(), "fig")
-	if err := f.Save(path); err != nil {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fig")
+	if err := f.Save(dir); err != nil {
 		t.Fatal(err)
 	}
 	png, err := os.ReadFile(path + ".png")

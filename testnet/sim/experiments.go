@@ -10,18 +10,24 @@ import (
 	"github.com/dhtsync/dhtsync/testnet/report"
 )
 
-// Experiment is a sweep over scenarios whose result is a figure for
+// Experiment is a sweep over scenarios whose results are figures for
 // BENCHMARKS.md, runnable as `peer sim sweep NAME`.
 type Experiment struct {
 	Name    string
 	Summary string
-	Run     func(seeds int) (report.Figure, error)
+	// DefaultSeeds is how many seeds per point `peer sim sweep` uses by default.
+	DefaultSeeds int
+	Run          func(seeds int) ([]report.Figure, error)
 }
 
 // Experiments lists the sweeps.
 func Experiments() []Experiment {
 	return []Experiment{
-		{"backoff-policies", "amortized response time vs t simultaneous contenders, exponential vs polynomial backoff", backoffPolicies},
+		{"backoff-policies", "amortized response time vs t simultaneous contenders, exponential vs polynomial backoff", 100, backoffPolicies},
+		{"sigma-throughput", "Sigma and strawman throughput vs Poisson request rate at three latency spreads, against 1/(Tcs+E[handoff])", 3, sigmaThroughput},
+		{"sigma-lifetime", "Sigma throughput at twice saturation vs replica mean lifetime (exponential resets, grace period on)", 3, sigmaLifetime},
+		{"sigma-violations", "exclusivity violations per CS entry vs (n, m) and per-CS reset probability, grace off and on, against P[Bin(m,p) ≥ 2m-n]", 1, sigmaViolations},
+		{"mutex-costs", "messages per CS entry and entry latency in round trips: strawman, Sigma, backoff mutex, low to high load", 3, mutexCosts},
 	}
 }
 
@@ -67,8 +73,9 @@ func AmortizedResponse(cfg backoff.Config, t, seeds int) (time.Duration, error) 
 // ContenderCounts are the t of the backoff-policies sweep.
 var ContenderCounts = []int{1, 2, 4, 8, 16, 32, 64}
 
-func backoffPolicies(seeds int) (report.Figure, error) {
+func backoffPolicies(seeds int) ([]report.Figure, error) {
 	fig := report.Figure{
+		Name:   "backoff-policies",
 		Title:  fmt.Sprintf("Backoff mutex: amortized response time (n=6, b=1, Δ=%v, δ=%v, %d seeds)", DefaultLease, DefaultMaxDelay, seeds),
 		XLabel: "contenders t", YLabel: "mean response (s)",
 	}
@@ -79,7 +86,7 @@ func backoffPolicies(seeds int) (report.Figure, error) {
 		for _, t := range ContenderCounts {
 			r, err := AmortizedResponse(cfg, t, seeds)
 			if err != nil {
-				return fig, err
+				return nil, err
 			}
 			s.Points = append(s.Points, report.Point{X: float64(t), Y: r.Seconds()})
 		}
@@ -90,5 +97,5 @@ func backoffPolicies(seeds int) (report.Figure, error) {
 		floor.Points = append(floor.Points, report.Point{X: float64(t), Y: (time.Duration(t-1) * DefaultLease / 2).Seconds()})
 	}
 	fig.Series = append(fig.Series, floor)
-	return fig, nil
+	return []report.Figure{fig}, nil
 }

@@ -101,6 +101,9 @@ type Metrics struct {
 
 	// EntryTimes are the times of the critical-section entries, in order.
 	EntryTimes []core.Time
+	// ResetVoters counts, for ResetPerCS runs, the critical sections by how many
+	// of their voters reset during them: ResetVoters[k] sections lost k voters.
+	ResetVoters []int
 	// LongestCrashBlock is the longest time from a holder's crash to the next
 	// entry of any client.
 	LongestCrashBlock time.Duration
@@ -234,6 +237,7 @@ type driver struct {
 	crashedAt         core.Time // the last holder crash not yet followed by an entry
 	crashPending      bool
 	crashBlock        time.Duration
+	resetVoters       []int
 	err               error
 }
 
@@ -371,7 +375,7 @@ func (d *driver) entered(c *appClient, a mutex.Acquired) {
 	if h := d.sc.Workload.Hold; h != nil {
 		c.holdEnd = now.Add(h.Sample(d.rng))
 	}
-	d.resetDuringCS(now, min(c.holdEnd, c.until))
+	d.resetDuringCS(now, min(c.holdEnd, c.until), a.Voters)
 	if p := d.sc.Workload.CrashProb; p > 0 && d.rng.Float64() < p {
 		end := min(c.holdEnd, c.until)
 		crashAt := now.Add(time.Duration(d.rng.Float64() * float64(end.Sub(now))))
@@ -383,15 +387,20 @@ func (d *driver) entered(c *appClient, a mutex.Acquired) {
 }
 
 // resetDuringCS resets each correct replica with probability ResetPerCS at a
-// time in the first tenth of the section [now, end).
-func (d *driver) resetDuringCS(now, end core.Time) {
+// time in the first tenth of the section [now, end), and counts how many of the
+// section's voters it reset.
+func (d *driver) resetDuringCS(now, end core.Time, voters []int) {
 	p := d.sc.Faults.ResetPerCS
 	if p == 0 {
 		return
 	}
+	lost := 0
 	for i := d.sc.Faults.Byzantine; i < d.sc.Protocol.Replicas(); i++ {
 		if d.rng.Float64() >= p {
 			continue
+		}
+		if slices.Contains(voters, i) {
+			lost++
 		}
 		at := now.Add(time.Duration(d.rng.Float64() * float64(end.Sub(now)) / 10))
 		d.s.At(at, func() {
@@ -400,6 +409,10 @@ func (d *driver) resetDuringCS(now, end core.Time) {
 			}
 		})
 	}
+	for len(d.resetVoters) <= lost {
+		d.resetVoters = append(d.resetVoters, 0)
+	}
+	d.resetVoters[lost]++
 }
 
 // scheduleExit leaves the section at the end of the hold or of the lease,
@@ -488,7 +501,7 @@ func (d *driver) metrics(seed uint64) Metrics {
 		m.ResponseMax = sorted[n-1]
 		m.UsableMin, m.UsableMean = d.usableMin, d.usableSum/time.Duration(n)
 	}
-	m.EntryTimes, m.LongestCrashBlock = d.entryTimes, d.crashBlock
+	m.EntryTimes, m.LongestCrashBlock, m.ResetVoters = d.entryTimes, d.crashBlock, d.resetVoters
 	m.ResponseByClient = make(map[string]time.Duration, len(d.order))
 	for _, c := range d.order {
 		if c.entries > 0 {
