@@ -1,7 +1,6 @@
 package sigma
 
 import (
-	"slices"
 	"time"
 
 	"github.com/dhtsync/dhtsync/core"
@@ -26,11 +25,6 @@ type owner struct {
 	lastSeq uint64
 }
 
-// before orders requests by Lamport timestamp, ties by client id.
-func (r request) before(o request) bool {
-	return r.ts < o.ts || (r.ts == o.ts && r.client < o.client)
-}
-
 // Replica is one logical replica of a Sigma resource.
 type Replica struct {
 	cfg         Config
@@ -42,7 +36,7 @@ type Replica struct {
 	ownerSince  core.Time
 	leaseArmed  bool
 	graceUntil  core.Time
-	queue       []request // sorted by before
+	queue       waitQueue
 	meanCS      time.Duration
 	lastRelease core.Time
 	released    bool // lastRelease is set
@@ -108,9 +102,7 @@ func (r *Replica) Receive(now core.Time, from core.Addr, m core.Message, out cor
 			r.promote(now, out, "")
 			return
 		}
-		if i := slices.Index(r.queue, req); i >= 0 {
-			r.queue = slices.Delete(r.queue, i, i+1)
-		}
+		r.queue.RemoveRequest(req)
 	}
 }
 
@@ -129,12 +121,11 @@ func (r *Replica) request(now core.Time, req request, seq uint64, out core.Sink)
 		}
 		r.owner.lastSeq = max(r.owner.lastSeq, seq)
 	case r.owner.client == "" && now >= r.graceUntil:
-		r.dequeue(req.client)
+		r.queue.Remove(req.client)
 		r.grant(now, req, out)
 		r.owner.lastSeq = seq
 	default:
-		r.dequeue(req.client) // a newer request replaces an older one
-		r.enqueue(req)
+		r.enqueue(req) // a newer request replaces an older one
 	}
 	r.respond(now, req, seq, out)
 }
@@ -154,11 +145,13 @@ func (r *Replica) armLease(out core.Sink) {
 // promote makes the earliest queued request owner and notifies it, unless it is
 // client quiet, who is answered by the caller.
 func (r *Replica) promote(now core.Time, out core.Sink, quiet core.ClientID) {
-	if r.owner.client != "" || now < r.graceUntil || len(r.queue) == 0 {
+	if r.owner.client != "" || now < r.graceUntil {
 		return
 	}
-	head := r.queue[0]
-	r.queue = slices.Delete(r.queue, 0, 1)
+	head, ok := r.queue.PopHead()
+	if !ok {
+		return
+	}
 	r.grant(now, head, out)
 	if head.client != quiet {
 		r.respond(now, head, 0, out)
@@ -183,26 +176,11 @@ func (r *Replica) Wake(now core.Time, t core.Timer, out core.Sink) {
 	}
 }
 
-func (r *Replica) enqueue(req request) bool {
-	if len(r.queue) >= r.cfg.MaxQueue {
-		return false
-	}
-	i, _ := slices.BinarySearchFunc(r.queue, req, func(a, b request) int {
-		if a.before(b) {
-			return -1
-		}
-		if b.before(a) {
-			return 1
-		}
-		return 0
-	})
-	r.queue = slices.Insert(r.queue, i, req)
-	return true
-}
-
-func (r *Replica) dequeue(c core.ClientID) {
-	if i := slices.IndexFunc(r.queue, func(q request) bool { return q.client == c }); i >= 0 {
-		r.queue = slices.Delete(r.queue, i, i+1)
+// enqueue queues req unless the queue is full (the client then learns no
+// position and asks again after its wait).
+func (r *Replica) enqueue(req request) {
+	if _, queued := r.queue.ts[req.client]; queued || r.queue.Len() < r.cfg.MaxQueue {
+		r.queue.Insert(req)
 	}
 }
 
@@ -224,8 +202,8 @@ func (r *Replica) respond(now core.Time, to request, seq uint64, out core.Sink) 
 	case r.owner.request == to:
 		resp.Position, resp.LeaseLeft = 0, r.expiry.Sub(now)
 	default:
-		if i := slices.IndexFunc(r.queue, func(q request) bool { return q == to }); i >= 0 {
-			resp.Position = i + 1
+		if i := r.queue.Position(to); i > 0 {
+			resp.Position = i
 		}
 	}
 	if resp.Position != 0 {

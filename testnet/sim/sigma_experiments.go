@@ -20,6 +20,7 @@ const (
 	PaperN, PaperM = 8, 6
 	paperMaxDelay  = 100 * time.Millisecond // δ: the widest spread reaches it
 	paperWindow    = 60 * time.Second       // measured: the last three quarters
+	lifetimeWindow = 300 * time.Second      // long enough for long lifetimes to end
 )
 
 // PaperSpreads are the latency spreads of the throughput experiment: ±0, ±25, ±50 ms.
@@ -46,15 +47,15 @@ func PaperTheory(spread time.Duration) float64 {
 }
 
 // OfferedLoad runs protocol p under Poisson requests at rate (per second) from an
-// unbounded pool of clients for one measurement window, and returns the
+// unbounded pool of clients for a measurement window, and returns the
 // throughput over the window's last three quarters (the first is warm-up).
-func OfferedLoad(p Protocol, net Network, faults Faults, rate float64, seed uint64) (float64, Metrics, error) {
-	requests := int(rate * paperWindow.Seconds())
+func OfferedLoad(p Protocol, net Network, faults Faults, rate float64, window time.Duration, seed uint64) (float64, Metrics, error) {
+	requests := int(rate * window.Seconds())
 	sc := Scenario{
 		Name: fmt.Sprintf("%s-load-%.3g", p.Name(), rate), Protocol: p, Net: net, Faults: faults,
 		Workload: Workload{Clients: requests + 1, Arrivals: Poisson, Rate: rate, Requests: requests,
 			PickIdle: true, Hold: Constant{PaperCS}},
-		MaxTime: paperWindow,
+		MaxTime: window,
 	}
 	m, err := Run(seed, sc, nil)
 	if err != nil {
@@ -63,20 +64,20 @@ func OfferedLoad(p Protocol, net Network, faults Faults, rate float64, seed uint
 	if m.Overlaps > 0 && faults == (Faults{}) {
 		return 0, m, fmt.Errorf("%s seed %d: %d overlaps without faults", sc.Name, seed, m.Overlaps)
 	}
-	from := core.Time(paperWindow / 4)
+	from := core.Time(window / 4)
 	n := 0
 	for _, at := range m.EntryTimes {
 		if at >= from {
 			n++
 		}
 	}
-	return float64(n) / (paperWindow - paperWindow/4).Seconds(), m, nil
+	return float64(n) / (window - window/4).Seconds(), m, nil
 }
 
-func meanOfferedLoad(p Protocol, net Network, faults Faults, rate float64, seeds int) (float64, error) {
+func meanOfferedLoad(p Protocol, net Network, faults Faults, rate float64, window time.Duration, seeds int) (float64, error) {
 	var sum float64
 	for seed := range uint64(seeds) {
-		x, _, err := OfferedLoad(p, net, faults, rate, seed)
+		x, _, err := OfferedLoad(p, net, faults, rate, window, seed)
 		if err != nil {
 			return 0, err
 		}
@@ -98,7 +99,7 @@ func sigmaThroughput(seeds int) ([]report.Figure, error) {
 		for _, spread := range PaperSpreads {
 			s := report.Series{Name: fmt.Sprintf("%s ±%v", p.Name(), spread)}
 			for _, rate := range ThroughputRates {
-				x, err := meanOfferedLoad(p, PaperNetwork(spread), Faults{}, rate, seeds)
+				x, err := meanOfferedLoad(p, PaperNetwork(spread), Faults{}, rate, paperWindow, seeds)
 				if err != nil {
 					return nil, err
 				}
@@ -124,12 +125,12 @@ func sigmaLifetime(seeds int) ([]report.Figure, error) {
 	theory := PaperTheory(spread)
 	fig := report.Figure{
 		Name:   "sigma-lifetime",
-		Title:  fmt.Sprintf("Sigma throughput at 2× saturation vs replica mean lifetime (delay 50±25 ms, lease 1 s, grace on, %d seeds)", seeds),
+		Title:  fmt.Sprintf("Sigma throughput at 2× saturation vs replica mean lifetime (delay 50±25 ms, lease 1 s, grace on, %v runs, %d seeds)", lifetimeWindow, seeds),
 		XLabel: "replica mean lifetime (s)", YLabel: "throughput (CS/s)", LogX: true,
 	}
 	s := report.Series{Name: "sigma"}
 	for _, life := range Lifetimes {
-		x, err := meanOfferedLoad(PaperSigma(), PaperNetwork(spread), Faults{ResetLifetime: life}, 2*theory, seeds)
+		x, err := meanOfferedLoad(PaperSigma(), PaperNetwork(spread), Faults{ResetLifetime: life}, 2*theory, lifetimeWindow, seeds)
 		if err != nil {
 			return nil, err
 		}
@@ -229,7 +230,7 @@ func sigmaViolations(seeds int) ([]report.Figure, error) {
 }
 
 func mutexCosts(seeds int) ([]report.Figure, error) {
-	rates := []float64{0.5, 2, 4, 8, 16}
+	rates := []float64{0.5, 1, 2, 4, 6}
 	protocols := []Protocol{PaperStrawman(), PaperSigma(), Backoff{Config: backoff.Config{N: 6, B: 1, Lease: time.Second,
 		MaxDelay: paperMaxDelay, EarlyRelease: true}}}
 	msgs := report.Figure{Name: "mutex-costs-messages", Title: fmt.Sprintf("Messages per CS entry vs request rate (delay 50±25 ms, %d seeds)", seeds),
@@ -241,7 +242,7 @@ func mutexCosts(seeds int) ([]report.Figure, error) {
 		for _, rate := range rates {
 			var perEntry, rtts float64
 			for seed := range uint64(seeds) {
-				_, m, err := OfferedLoad(p, PaperNetwork(25*time.Millisecond), Faults{}, rate, seed)
+				_, m, err := OfferedLoad(p, PaperNetwork(25*time.Millisecond), Faults{}, rate, paperWindow, seed)
 				if err != nil {
 					return nil, err
 				}
