@@ -24,7 +24,7 @@ type simFlags struct {
 	trace     string
 	clients   int
 	requests  int
-	n, b      int
+	n, b, m   int
 	byzantine int
 	behaviour string
 	policy    string
@@ -67,7 +67,8 @@ func newSimCommand() *cobra.Command {
 	fl.IntVar(&f.clients, "clients", 0, "number of clients")
 	fl.IntVar(&f.requests, "requests", 0, "requests (Poisson scenarios) or requests per client (contention scenarios)")
 	fl.IntVar(&f.n, "n", 0, "number of replicas")
-	fl.IntVar(&f.b, "b", 0, "Byzantine replicas tolerated (needs n ≥ 5b+1)")
+	fl.IntVar(&f.b, "b", 0, "backoff mutex: Byzantine replicas tolerated (needs n ≥ 5b+1)")
+	fl.IntVar(&f.m, "m", 0, "Sigma and strawman: votes needed (n/2 < m ≤ n)")
 	fl.IntVar(&f.byzantine, "byzantine", 0, "number of replicas that actually misbehave")
 	fl.StringVar(&f.behaviour, "behaviour", "", "how they misbehave: free, locked, random, slow")
 	fl.StringVar(&f.policy, "policy", "", "backoff policy: exponential, polynomial-2, polynomial-3")
@@ -119,17 +120,44 @@ func (f simFlags) apply(cmd *cobra.Command, sc *sim.Scenario) error {
 	if set("loss") {
 		sc.Net.Loss = f.loss
 	}
-	p, ok := sc.Protocol.(sim.Backoff)
-	if !ok {
-		return nil
+	switch p := sc.Protocol.(type) {
+	case sim.Backoff:
+		if err := f.applyBackoff(cmd, &p.Config); err != nil {
+			return err
+		}
+		sc.Protocol = p
+	case sim.Sigma:
+		c := &p.Config
+		setInt(cmd, "n", &c.N, f.n)
+		setInt(cmd, "m", &c.M, f.m)
+		if cmd.Flags().Changed("grace") {
+			c.Grace = f.grace
+		}
+		sc.Protocol = p
+		return c.Validate()
+	case sim.Strawman:
+		c := &p.Config
+		setInt(cmd, "n", &c.N, f.n)
+		setInt(cmd, "m", &c.M, f.m)
+		if cmd.Flags().Changed("grace") {
+			c.Grace = f.grace
+		}
+		sc.Protocol = p
+		return c.Validate()
 	}
-	cfg := &p.Config
-	if set("n") {
-		cfg.N = f.n
+	return nil
+}
+
+func setInt(cmd *cobra.Command, flag string, field *int, v int) {
+	if cmd.Flags().Changed(flag) {
+		*field = v
 	}
-	if set("b") {
-		cfg.B = f.b
-	}
+}
+
+func (f simFlags) applyBackoff(cmd *cobra.Command, cfg *backoff.Config) error {
+	set := cmd.Flags().Changed
+	setInt(cmd, "n", &cfg.N, f.n)
+	setInt(cmd, "b", &cfg.B, f.b)
 	if set("policy") {
 		policy, err := parsePolicy(f.policy)
 		if err != nil {
@@ -143,7 +171,6 @@ func (f simFlags) apply(cmd *cobra.Command, sc *sim.Scenario) error {
 			*field, _ = cmd.Flags().GetBool(flag)
 		}
 	}
-	sc.Protocol = p
 	return cfg.Validate()
 }
 
@@ -189,7 +216,12 @@ func runScenario(w io.Writer, sc sim.Scenario, f simFlags) error {
 }
 
 func describe(sc sim.Scenario) string {
-	if p, ok := sc.Protocol.(sim.Backoff); ok {
+	resources := ""
+	if sc.Resources > 1 {
+		resources = fmt.Sprintf("  × %d resources", sc.Resources)
+	}
+	switch p := sc.Protocol.(type) {
+	case sim.Backoff:
 		c := p.Config
 		policy := "exponential"
 		if c.Policy != nil {
@@ -203,9 +235,15 @@ func describe(sc sim.Scenario) string {
 			}
 		}
 		slices.Sort(opts[1:])
-		return fmt.Sprintf("backoff mutex  n=%d b=%d  Δ=%v δ=%v  %s", c.N, c.B, c.Lease, c.MaxDelay, strings.Join(opts, " "))
+		return fmt.Sprintf("backoff mutex  n=%d b=%d  Δ=%v δ=%v  %s%s", c.N, c.B, c.Lease, c.MaxDelay, strings.Join(opts, " "), resources)
+	case sim.Sigma:
+		c := p.Config
+		return fmt.Sprintf("sigma  n=%d m=%d  lease=%v δ=%v  grace=%v%s", c.N, c.M, c.Lease, c.MaxDelay, c.Grace, resources)
+	case sim.Strawman:
+		c := p.Config
+		return fmt.Sprintf("strawman  n=%d m=%d  lease=%v δ=%v  grace=%v%s", c.N, c.M, c.Lease, c.MaxDelay, c.Grace, resources)
 	}
-	return sc.Protocol.Name()
+	return sc.Protocol.Name() + resources
 }
 
 func verdict(m sim.Metrics) string {
@@ -231,8 +269,8 @@ func printRun(w io.Writer, sc sim.Scenario, m sim.Metrics) {
 	fmt.Fprintf(tw, "response\tmean %v  p50 %v  p99 %v  max %v\n", round(m.ResponseMean), round(m.ResponseP50), round(m.ResponseP99), round(m.ResponseMax))
 	fmt.Fprintf(tw, "throughput\t%.2f critical sections per virtual second over %v\n", m.Throughput, round(time.Duration(m.End)))
 	fmt.Fprintf(tw, "cost\t%.1f messages and %.2f rounds per critical section\n", m.MsgsPerEntry, m.RoundsPerEntry)
-	fmt.Fprintf(tw, "simulator\t%d events, %d messages in %v wall (%.1fM messages/s)\n",
-		m.Events, m.Messages, round(m.Wall), float64(m.Messages)/m.Wall.Seconds()/1e6)
+	fmt.Fprintf(tw, "simulator\t%d events, %d messages in %v wall (%.1fM messages/s), peak memory %s\n",
+		m.Events, m.Messages, round(m.Wall), float64(m.Messages)/m.Wall.Seconds()/1e6, peakMemory())
 	fmt.Fprintf(tw, "replay\tpeer sim %s --seed %d --trace trace.txt\n", sc.Name, m.Seed)
 	tw.Flush()
 }

@@ -42,6 +42,12 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// Validate reports whether c describes a possible deployment.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // Request asks for a vote in round Round.
 type Request struct{ Round uint64 }
 

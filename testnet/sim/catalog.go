@@ -90,7 +90,30 @@ func Catalog() []NamedScenario {
 				w.CrashProb = 0.2
 				return Scenario{Protocol: withConfig(nil), Net: synchronous, Workload: w}
 			}},
+		{"sigma", "Sigma, n=8 m=6, delay 50±25 ms, 1,000 Poisson requests at 5/s from a pool of clients",
+			func() Scenario {
+				return Scenario{Protocol: PaperSigma(), Net: PaperNetwork(25 * time.Millisecond), Workload: paperLoad(5, 1000)}
+			}},
+		{"sigma-resets", "Sigma with replica resets every 20 s on average (grace period on), at 5 requests/s",
+			func() Scenario {
+				return Scenario{Protocol: PaperSigma(), Net: PaperNetwork(25 * time.Millisecond), Workload: paperLoad(5, 1000),
+					Faults: Faults{ResetLifetime: 20 * time.Second}}
+			}},
+		{"strawman", "the ALOHA-like strawman in Sigma's setting, at 1 request/s (it collapses above about 2/s)",
+			func() Scenario {
+				return Scenario{Protocol: PaperStrawman(), Net: PaperNetwork(25 * time.Millisecond), Workload: paperLoad(1, 300)}
+			}},
+		{"sigma-scale", "10,000 replicas (1,250 Sigma resources of 8) and 5,000 clients, 10,000 critical sections",
+			func() Scenario {
+				return Scenario{Protocol: PaperSigma(), Net: PaperNetwork(25 * time.Millisecond), Resources: 1250,
+					Workload: Workload{Clients: 5000, Arrivals: Simultaneous, PerClient: 2, Hold: Constant{PaperCS}}}
+			}},
 	}
+}
+
+// paperLoad is Poisson requests at rate from a pool of idle clients.
+func paperLoad(rate float64, requests int) Workload {
+	return Workload{Clients: 200, Arrivals: Poisson, Rate: rate, Requests: requests, PickIdle: true, Hold: Constant{PaperCS}}
 }
 
 // Lookup returns the named scenario, or an error listing the known names.

@@ -66,9 +66,12 @@ type Faults struct {
 type Scenario struct {
 	Name     string
 	Protocol Protocol
-	Net      Network
-	Faults   Faults
-	Workload Workload
+	// Resources is the number of independent resources (0: 1), each with its own
+	// Protocol.Replicas() replicas; client k uses resource k mod Resources.
+	Resources int
+	Net       Network
+	Faults    Faults
+	Workload  Workload
 	// MaxTime bounds virtual time (0: one hour); a run that reaches it is
 	// reported as not Completed.
 	MaxTime time.Duration
@@ -162,16 +165,22 @@ func (sc Scenario) validate() error {
 		return errors.New("sim: Byzantine replicas need a behaviour")
 	case sc.Faults.ResetPerCS < 0 || sc.Faults.ResetPerCS > 1:
 		return errors.New("sim: ResetPerCS is a probability")
+	case sc.Resources < 0:
+		return errors.New("sim: Resources cannot be negative")
 	case sc.Faults.ResetLifetime < 0 || sc.MaxTime < 0:
 		return errors.New("sim: durations cannot be negative")
 	}
 	return nil
 }
 
+func (sc Scenario) resources() int { return max(sc.Resources, 1) }
+
 func addReplicas(s *Sim, sc Scenario) error {
 	p, f := sc.Protocol, sc.Faults
-	for i := range p.Replicas() {
-		addr := core.ReplicaAddr(i)
+	n := p.Replicas()
+	for j := range sc.resources() * n {
+		i := j % n // index within the resource
+		addr := core.ReplicaAddr(j)
 		var node core.Node
 		var err error
 		switch {
@@ -179,7 +188,7 @@ func addReplicas(s *Sim, sc Scenario) error {
 			rng := s.NewRand()
 			node, err = p.NewReplica(i, 0, rng)
 			if err == nil && f.ResetLifetime > 0 {
-				scheduleResets(s, p, i, f.ResetLifetime, rng)
+				scheduleResets(s, p, j, n, f.ResetLifetime, rng)
 			}
 		case f.Behaviour == Slow:
 			by := f.SlowBy
@@ -199,15 +208,15 @@ func addReplicas(s *Sim, sc Scenario) error {
 	return nil
 }
 
-// scheduleResets wipes replica i at the end of each exponentially distributed
-// lifetime, replacing it with a fresh incarnation.
-func scheduleResets(s *Sim, p Protocol, i int, mean time.Duration, rng *rand.Rand) {
+// scheduleResets wipes replica j (index j mod n of its resource) at the end of
+// each exponentially distributed lifetime, replacing it with a fresh incarnation.
+func scheduleResets(s *Sim, p Protocol, j, n int, mean time.Duration, rng *rand.Rand) {
 	var next func()
 	next = func() {
 		at := s.Now().Add(time.Duration(rng.ExpFloat64() * float64(mean)))
 		s.At(at, func() {
-			if node, err := p.NewReplica(i, s.Now(), rng); err == nil {
-				s.Replace(core.ReplicaAddr(i), node)
+			if node, err := p.NewReplica(j%n, s.Now(), rng); err == nil {
+				s.Replace(core.ReplicaAddr(j), node)
 			}
 			next()
 		})
@@ -220,7 +229,7 @@ type driver struct {
 	s       *Sim
 	sc      Scenario
 	rng     *rand.Rand
-	oracle  *oracle.Oracle
+	oracles []*oracle.Oracle // one per resource
 	clients map[core.Addr]*appClient
 	order   []*appClient
 	idle    []*appClient // PickIdle: clients with nothing to do
@@ -248,6 +257,7 @@ type appClient struct {
 	busy    bool        // contending or inside
 	crashed bool
 	seq     uint64 // bumps at every (re)scheduled exit, to ignore stale ones
+	res     int    // the resource it uses
 	inside  bool
 	until   core.Time // lease end
 	holdEnd core.Time // when the application wants to leave
@@ -258,15 +268,18 @@ type appClient struct {
 }
 
 func newDriver(s *Sim, sc Scenario) (*driver, error) {
-	d := &driver{s: s, sc: sc, rng: s.NewRand(), oracle: oracle.New(), clients: make(map[core.Addr]*appClient)}
+	d := &driver{s: s, sc: sc, rng: s.NewRand(), clients: make(map[core.Addr]*appClient)}
+	for range sc.resources() {
+		d.oracles = append(d.oracles, oracle.New())
+	}
 	for i := range sc.Workload.Clients {
 		id := core.ClientID(fmt.Sprintf("c%04d", i))
 		c, err := sc.Protocol.NewClient(id, s.NewRand())
 		if err != nil {
 			return nil, err
 		}
-		ac := &appClient{addr: core.ClientAddr(id), core: c}
-		s.Add(ac.addr, c)
+		ac := &appClient{addr: core.ClientAddr(id), core: c, res: i % sc.resources()}
+		s.AddClientOf(ac.addr, c, ac.res*sc.Protocol.Replicas())
 		d.clients[ac.addr] = ac
 		d.order = append(d.order, ac)
 	}
@@ -368,14 +381,14 @@ func (d *driver) entered(c *appClient, a mutex.Acquired) {
 	if d.entries == 1 || usable < d.usableMin {
 		d.usableMin = usable
 	}
-	if err := d.oracle.Enter(string(c.addr.Client), now); err != nil && d.err == nil {
+	if err := d.oracles[c.res].Enter(string(c.addr.Client), now); err != nil && d.err == nil {
 		d.err = err
 	}
 	c.inside, c.until, c.holdEnd = true, a.Until, a.Until
 	if h := d.sc.Workload.Hold; h != nil {
 		c.holdEnd = now.Add(h.Sample(d.rng))
 	}
-	d.resetDuringCS(now, min(c.holdEnd, c.until), a.Voters)
+	d.resetDuringCS(now, min(c.holdEnd, c.until), c.res, a.Voters)
 	if p := d.sc.Workload.CrashProb; p > 0 && d.rng.Float64() < p {
 		end := min(c.holdEnd, c.until)
 		crashAt := now.Add(time.Duration(d.rng.Float64() * float64(end.Sub(now))))
@@ -389,7 +402,7 @@ func (d *driver) entered(c *appClient, a mutex.Acquired) {
 // resetDuringCS resets each correct replica with probability ResetPerCS at a
 // time in the first tenth of the section [now, end), and counts how many of the
 // section's voters it reset.
-func (d *driver) resetDuringCS(now, end core.Time, voters []int) {
+func (d *driver) resetDuringCS(now, end core.Time, res int, voters []int) {
 	p := d.sc.Faults.ResetPerCS
 	if p == 0 {
 		return
@@ -405,7 +418,7 @@ func (d *driver) resetDuringCS(now, end core.Time, voters []int) {
 		at := now.Add(time.Duration(d.rng.Float64() * float64(end.Sub(now)) / 10))
 		d.s.At(at, func() {
 			if node, err := d.sc.Protocol.NewReplica(i, d.s.Now(), d.rng); err == nil {
-				d.s.Replace(core.ReplicaAddr(i), node)
+				d.s.Replace(core.ReplicaAddr(res*d.sc.Protocol.Replicas()+i), node)
 			}
 		})
 	}
@@ -430,7 +443,7 @@ func (d *driver) scheduleExit(c *appClient) {
 func (d *driver) exit(c *appClient) {
 	now := d.s.Now()
 	c.inside = false
-	_ = d.oracle.Exit(string(c.addr.Client), now)
+	_ = d.oracles[c.res].Exit(string(c.addr.Client), now)
 	d.lastExit = now
 	d.s.Do(c.addr, func(_ core.Node, out core.Sink) { c.core.Release(now, out) })
 	c.waiting = c.waiting[1:]
@@ -454,7 +467,7 @@ func (d *driver) exit(c *appClient) {
 func (d *driver) crash(c *appClient) {
 	now := d.s.Now()
 	c.inside = false
-	_ = d.oracle.Exit(string(c.addr.Client), now)
+	_ = d.oracles[c.res].Exit(string(c.addr.Client), now)
 	d.lastExit = now
 	d.s.Crash(c.addr)
 	c.crashed = true
@@ -480,7 +493,10 @@ func (d *driver) metrics(seed uint64) Metrics {
 		Completed: d.allArrived && d.finished == d.arrived && d.err == nil,
 		End:       d.s.Now(),
 	}
-	overlaps := d.oracle.Overlaps(d.s.Now())
+	var overlaps []oracle.Overlap
+	for _, o := range d.oracles {
+		overlaps = append(overlaps, o.Overlaps(d.s.Now())...)
+	}
 	m.Overlaps = len(overlaps)
 	if len(overlaps) > 0 {
 		m.FirstOverlap = overlaps[0].String()

@@ -59,7 +59,10 @@ type Stats struct {
 }
 
 type simNode struct {
-	addr        core.Addr
+	addr core.Addr
+	// base offsets the replica addresses of a client of resource r: its core
+	// speaks of replicas 0..n-1, which are replicas base..base+n-1 of the run.
+	base        int
 	impl        core.Node
 	down        bool
 	incarnation uint64
@@ -73,7 +76,12 @@ type nodeSink struct {
 	n *simNode
 }
 
-func (k nodeSink) Send(to core.Addr, m core.Message) { k.s.send(k.n.addr, to, m) }
+func (k nodeSink) Send(to core.Addr, m core.Message) {
+	if to.IsReplica() {
+		to.Replica += k.n.base
+	}
+	k.s.send(k.n.addr, to, m)
+}
 func (k nodeSink) SetTimer(at core.Time, t core.Timer) {
 	k.s.push(event{at: max(at, k.s.now), kind: evTimer, to: k.n.addr, timer: t, inc: k.n.incarnation})
 }
@@ -97,8 +105,12 @@ func (s *Sim) NewRand() *rand.Rand {
 func (s *Sim) Now() core.Time { return s.now }
 
 // Add registers node n at address a and starts it.
-func (s *Sim) Add(a core.Addr, n core.Node) {
-	sn := &simNode{addr: a, impl: n}
+func (s *Sim) Add(a core.Addr, n core.Node) { s.AddClientOf(a, n, 0) }
+
+// AddClientOf registers client node n of the resource whose replicas start at
+// index base.
+func (s *Sim) AddClientOf(a core.Addr, n core.Node, base int) {
+	sn := &simNode{addr: a, impl: n, base: base}
 	sn.sink = nodeSink{s, sn}
 	s.nodes[a] = sn
 	s.start(sn)
@@ -193,7 +205,11 @@ func (s *Sim) step(ev *event) {
 		if s.Trace != nil {
 			s.tracef("recv %v->%v %T%+v", ev.from, ev.to, ev.msg, ev.msg)
 		}
-		sn.impl.Receive(s.now, ev.from, ev.msg, sn.sink)
+		from := ev.from
+		if from.IsReplica() {
+			from.Replica -= sn.base
+		}
+		sn.impl.Receive(s.now, from, ev.msg, sn.sink)
 		s.dispatch(sn)
 	case evTimer:
 		sn := s.nodes[ev.to]
