@@ -24,6 +24,10 @@ type Network struct {
 	ReorderBy time.Duration
 	// Partitions cut nodes off for a while.
 	Partitions []Partition
+	// FIFO delivers the messages of each sender-receiver pair in the order they
+	// were sent (a later one waits for an earlier one), as TCP would and as
+	// Lamport's algorithm assumes.
+	FIFO bool
 }
 
 // Partition drops every message between a node in Isolated and a node outside it

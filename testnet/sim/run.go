@@ -224,6 +224,9 @@ func scheduleResets(s *Sim, p Protocol, j, n int, mean time.Duration, rng *rand.
 	next()
 }
 
+// ClientName is the id of the i-th client of a run.
+func ClientName(i int) core.ClientID { return core.ClientID(fmt.Sprintf("c%04d", i)) }
+
 // driver plays the application on every client and feeds the oracle.
 type driver struct {
 	s       *Sim
@@ -273,7 +276,7 @@ func newDriver(s *Sim, sc Scenario) (*driver, error) {
 		d.oracles = append(d.oracles, oracle.New())
 	}
 	for i := range sc.Workload.Clients {
-		id := core.ClientID(fmt.Sprintf("c%04d", i))
+		id := ClientName(i)
 		c, err := sc.Protocol.NewClient(id, s.NewRand())
 		if err != nil {
 			return nil, err

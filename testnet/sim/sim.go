@@ -42,6 +42,7 @@ type Sim struct {
 	seeder *rand.Rand // derives every other random source
 	nodes  map[core.Addr]*simNode
 	buf    []time.Duration
+	fifo   map[[2]core.Addr]core.Time // Network.FIFO: last delivery per link
 
 	// OnEvent receives every application event a node emits, after the node's
 	// step has returned (so it may step nodes itself).
@@ -90,7 +91,7 @@ func (k nodeSink) Emit(e core.Event) { k.n.emitted = append(k.n.emitted, e) }
 // New returns a simulator whose every random choice derives from seed.
 func New(seed uint64, net Network) *Sim {
 	seeder := rand.New(rand.NewPCG(seed, 0x64687473796e63)) // "dhtsync"
-	s := &Sim{net: net, seeder: seeder, nodes: make(map[core.Addr]*simNode)}
+	s := &Sim{net: net, seeder: seeder, nodes: make(map[core.Addr]*simNode), fifo: make(map[[2]core.Addr]core.Time)}
 	s.netRng = s.NewRand()
 	return s
 }
@@ -252,7 +253,13 @@ func (s *Sim) send(from, to core.Addr, m core.Message) {
 		s.Stats.Duplicated++
 	}
 	for _, d := range s.buf {
-		s.push(event{at: s.now.Add(d), kind: evDeliver, to: to, from: from, msg: m})
+		at := s.now.Add(d)
+		if s.net.FIFO {
+			link := [2]core.Addr{from, to}
+			at = max(at, s.fifo[link])
+			s.fifo[link] = at
+		}
+		s.push(event{at: at, kind: evDeliver, to: to, from: from, msg: m})
 	}
 }
 
