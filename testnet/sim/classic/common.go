@@ -23,7 +23,9 @@ type stamp struct {
 	id int
 }
 
-func (a stamp) less(b stamp) bool { return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.id, b.id)) < 0 }
+func (a stamp) less(b stamp) bool {
+	return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.id, b.id)) < 0
+}
 
 // peers is the common state of an algorithm among N processes named by names.
 type peers struct {
@@ -40,9 +42,9 @@ func newPeers(self int, names []core.ClientID) peers {
 	return peers{self: self, names: names, index: index}
 }
 
-func (p *peers) ID() core.ClientID     { return p.names[p.self] }
-func (p *peers) addr(i int) core.Addr  { return core.ClientAddr(p.names[i]) }
-func (p *peers) from(a core.Addr) int  { return p.indexOf(a) }
+func (p *peers) ID() core.ClientID    { return p.names[p.self] }
+func (p *peers) addr(i int) core.Addr { return core.ClientAddr(p.names[i]) }
+func (p *peers) from(a core.Addr) int { return p.indexOf(a) }
 func (p *peers) indexOf(a core.Addr) int {
 	if i, ok := p.index[a.Client]; ok && !a.IsReplica() {
 		return i
