@@ -15,6 +15,7 @@ import (
 
 	"github.com/dhtsync/dhtsync/mutex/backoff"
 	"github.com/dhtsync/dhtsync/testnet/sim"
+	"github.com/dhtsync/dhtsync/testnet/sim/classic"
 )
 
 // simFlags are the knobs `peer sim` lets a user turn on a named scenario.
@@ -304,7 +305,7 @@ func newSimListCommand() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\n", n.Name, n.Summary)
 			}
 			fmt.Fprintln(tw, "\nSWEEP\tWHAT IT MEASURES (peer sim sweep NAME)")
-			for _, e := range sim.Experiments() {
+			for _, e := range experiments() {
 				fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Summary)
 			}
 			return tw.Flush()
@@ -320,7 +321,7 @@ func newSimSweepCommand() *cobra.Command {
 		Short: "Run a sweep, print its tables and write a CSV and a PNG per figure",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := sim.LookupExperiment(args[0])
+			e, err := lookupExperiment(args[0])
 			if err != nil {
 				return err
 			}
@@ -357,6 +358,22 @@ func newSimSweepCommand() *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "docs/bench", "directory for the CSV and PNG files")
 	cmd.Flags().IntVar(&seeds, "seeds", 0, "seeds per point (default: the sweep's own)")
 	return cmd
+}
+
+// experiments are the simulator's sweeps and the classic comparison.
+func experiments() []sim.Experiment {
+	return append(sim.Experiments(), classic.Experiments()...)
+}
+
+func lookupExperiment(name string) (sim.Experiment, error) {
+	var names []string
+	for _, e := range experiments() {
+		if e.Name == name {
+			return e, nil
+		}
+		names = append(names, e.Name)
+	}
+	return sim.Experiment{}, fmt.Errorf("unknown sweep %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 func orNone(s string) string {

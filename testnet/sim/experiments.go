@@ -2,8 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/dhtsync/dhtsync/mutex/backoff"
@@ -29,20 +27,6 @@ func Experiments() []Experiment {
 		{"sigma-violations", "exclusivity violations per CS entry vs (n, m) and per-CS reset probability, grace off and on, against P[Bin(m,p) ≥ 2m-n]", 1, sigmaViolations},
 		{"mutex-costs", "messages per CS entry and entry latency in round trips: strawman, Sigma, backoff mutex, low to high load", 3, mutexCosts},
 	}
-}
-
-// LookupExperiment returns the named experiment.
-func LookupExperiment(name string) (Experiment, error) {
-	all := Experiments()
-	i := slices.IndexFunc(all, func(e Experiment) bool { return e.Name == name })
-	if i < 0 {
-		names := make([]string, len(all))
-		for j, e := range all {
-			names[j] = e.Name
-		}
-		return Experiment{}, fmt.Errorf("sim: unknown experiment %q (known: %s)", name, strings.Join(names, ", "))
-	}
-	return all[i], nil
 }
 
 // AmortizedResponse is the paper's amortized system response time: the mean

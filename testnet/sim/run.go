@@ -23,6 +23,10 @@ const (
 	// Poisson: Requests requests arrive at rate Rate, each at a client drawn
 	// uniformly; a client serves its requests one after the other.
 	Poisson
+	// Spaced: Requests requests arrive one every 1/Rate seconds, at the clients
+	// in turn: with a wide enough spacing nobody ever contends, which is how the
+	// contention-free costs of the textbook formulas are measured.
+	Spaced
 )
 
 // Workload is what the application asks of the mutex.
@@ -43,6 +47,8 @@ type Workload struct {
 	Lease Dist
 	// CrashProb is the probability that a client crashes inside a critical section.
 	CrashProb float64
+	// StartAt delays the first request (to let, say, a grace period pass).
+	StartAt time.Duration
 }
 
 // Faults are the replica faults of a run.
@@ -56,10 +62,23 @@ type Faults struct {
 	// correct replica's incarnation; at its end the replica loses its state. 0: no
 	// resets.
 	ResetLifetime time.Duration
+	// Fail, if set, fails one participant once.
+	Fail *Failure
 	// ResetPerCS is the probability that each correct replica resets during each
 	// critical section, at a time uniform in the section's first tenth (the
 	// papers' model: a replica that voted resets while its vote is in use).
 	ResetPerCS float64
+}
+
+// Failure is one participant failing at a given time: replica Replica of the
+// first resource, or else client Client; it crashes for good, or with Reset it
+// loses its state and goes on (a client's application then asks again for the
+// request it was serving).
+type Failure struct {
+	At      core.Time
+	Replica int // -1: a client fails
+	Client  int
+	Reset   bool
 }
 
 // Scenario is one complete simulated experiment.
@@ -104,6 +123,10 @@ type Metrics struct {
 
 	// EntryTimes are the times of the critical-section entries, in order.
 	EntryTimes []core.Time
+	// HandoffMean is the mean time from a section's exit to the next entry, over
+	// the entries that followed an exit with nobody inside: under saturation,
+	// the synchronization delay.
+	HandoffMean time.Duration
 	// ResetVoters counts, for ResetPerCS runs, the critical sections by how many
 	// of their voters reset during them: ResetVoters[k] sections lost k voters.
 	ResetVoters []int
@@ -133,6 +156,7 @@ func Run(seed uint64, sc Scenario, trace io.Writer) (Metrics, error) {
 	}
 	s.OnEvent = d.onEvent
 	d.start()
+	d.scheduleFailure()
 	maxTime := sc.MaxTime
 	if maxTime == 0 {
 		maxTime = time.Hour
@@ -155,8 +179,8 @@ func (sc Scenario) validate() error {
 		return errors.New("sim: scenario has no protocol")
 	case w.Clients < 1:
 		return fmt.Errorf("sim: need at least one client, got %d", w.Clients)
-	case w.Arrivals == Poisson && (w.Rate <= 0 || w.Requests < 1):
-		return fmt.Errorf("sim: Poisson arrivals need a positive rate and requests (rate %v, requests %d)", w.Rate, w.Requests)
+	case w.Arrivals != Simultaneous && (w.Rate <= 0 || w.Requests < 1):
+		return fmt.Errorf("sim: Poisson and spaced arrivals need a positive rate and requests (rate %v, requests %d)", w.Rate, w.Requests)
 	case w.CrashProb < 0 || w.CrashProb > 1 || sc.Net.Loss < 0 || sc.Net.Loss > 1 || sc.Net.Duplicate < 0 || sc.Net.Duplicate > 1:
 		return errors.New("sim: probabilities must lie in [0, 1]")
 	case sc.Faults.Byzantine < 0 || sc.Faults.Byzantine > sc.Protocol.Replicas():
@@ -165,6 +189,9 @@ func (sc Scenario) validate() error {
 		return errors.New("sim: Byzantine replicas need a behaviour")
 	case sc.Faults.ResetPerCS < 0 || sc.Faults.ResetPerCS > 1:
 		return errors.New("sim: ResetPerCS is a probability")
+	case sc.Faults.Fail != nil && (sc.Faults.Fail.Replica >= sc.Protocol.Replicas() ||
+		sc.Faults.Fail.Replica < 0 && (sc.Faults.Fail.Client < 0 || sc.Faults.Fail.Client >= w.Clients)):
+		return errors.New("sim: the failing participant does not exist")
 	case sc.Resources < 0:
 		return errors.New("sim: Resources cannot be negative")
 	case sc.Faults.ResetLifetime < 0 || sc.MaxTime < 0:
@@ -250,6 +277,9 @@ type driver struct {
 	crashPending      bool
 	crashBlock        time.Duration
 	resetVoters       []int
+	handoffSum        time.Duration
+	handoffs          int
+	inside            int // clients inside now
 	err               error
 }
 
@@ -292,25 +322,81 @@ func newDriver(s *Sim, sc Scenario) (*driver, error) {
 func (d *driver) start() {
 	w := d.sc.Workload
 	if w.Arrivals == Simultaneous {
-		for _, c := range d.order {
-			c.again = max(w.PerClient, 1) - 1
-			d.arrive(c)
-		}
-		d.allArrived = true
+		d.s.At(core.Time(w.StartAt), func() {
+			for _, c := range d.order {
+				c.again = max(w.PerClient, 1) - 1
+				d.arrive(c)
+			}
+			d.allArrived = true
+			d.checkDone()
+		})
 		return
 	}
 	d.idle = append(d.idle, d.order...)
 	var next func()
 	next = func() {
-		d.arrive(d.pick())
+		if w.Arrivals == Spaced {
+			d.arrive(d.order[d.arrived%len(d.order)])
+		} else {
+			d.arrive(d.pick())
+		}
 		if d.arrived == w.Requests {
 			d.allArrived = true
 			d.checkDone()
 			return
 		}
-		d.s.At(d.s.Now().Add(time.Duration(d.rng.ExpFloat64()/w.Rate*float64(time.Second))), next)
+		gap := 1 / w.Rate
+		if w.Arrivals == Poisson {
+			gap *= d.rng.ExpFloat64()
+		}
+		d.s.At(d.s.Now().Add(time.Duration(gap*float64(time.Second))), next)
 	}
-	d.s.At(0, next)
+	d.s.At(core.Time(w.StartAt), next)
+}
+
+// scheduleFailure arranges the scenario's Failure, if any.
+func (d *driver) scheduleFailure() {
+	f := d.sc.Faults.Fail
+	if f == nil {
+		return
+	}
+	d.s.At(f.At, func() {
+		switch {
+		case f.Replica >= 0 && f.Reset:
+			if node, err := d.sc.Protocol.NewReplica(f.Replica, d.s.Now(), d.rng); err == nil {
+				d.s.Replace(core.ReplicaAddr(f.Replica), node)
+			}
+		case f.Replica >= 0:
+			d.s.Crash(core.ReplicaAddr(f.Replica))
+		case f.Reset:
+			d.resetClient(d.order[f.Client])
+		default:
+			if c := d.order[f.Client]; !c.crashed {
+				d.crash(c)
+			}
+		}
+	})
+}
+
+// resetClient gives client c a fresh core: it forgets everything, leaves the
+// section if it was inside, and its application asks again.
+func (d *driver) resetClient(c *appClient) {
+	fresh, err := d.sc.Protocol.NewClient(c.addr.Client, d.s.NewRand())
+	if err != nil || c.crashed {
+		return
+	}
+	if c.inside {
+		c.inside = false
+		d.inside--
+		_ = d.oracles[c.res].Exit(string(c.addr.Client), d.s.Now())
+		d.lastExit = d.s.Now()
+	}
+	c.seq++ // void its scheduled exit
+	c.core, c.busy = fresh, false
+	d.s.Replace(c.addr, fresh)
+	if len(c.waiting) > 0 {
+		d.acquire(c)
+	}
 }
 
 // pick chooses the client of a Poisson arrival.
@@ -371,6 +457,11 @@ func (d *driver) entered(c *appClient, a mutex.Acquired) {
 	now := d.s.Now()
 	d.entries++
 	d.entryTimes = append(d.entryTimes, now)
+	if d.inside == 0 && d.lastExit > 0 {
+		d.handoffSum += now.Sub(d.lastExit)
+		d.handoffs++
+	}
+	d.inside++
 	if d.crashPending {
 		d.crashBlock = max(d.crashBlock, now.Sub(d.crashedAt))
 		d.crashPending = false
@@ -446,6 +537,7 @@ func (d *driver) scheduleExit(c *appClient) {
 func (d *driver) exit(c *appClient) {
 	now := d.s.Now()
 	c.inside = false
+	d.inside--
 	_ = d.oracles[c.res].Exit(string(c.addr.Client), now)
 	d.lastExit = now
 	d.s.Do(c.addr, func(_ core.Node, out core.Sink) { c.core.Release(now, out) })
@@ -469,6 +561,9 @@ func (d *driver) exit(c *appClient) {
 // its queued requests are lost.
 func (d *driver) crash(c *appClient) {
 	now := d.s.Now()
+	if c.inside {
+		d.inside--
+	}
 	c.inside = false
 	_ = d.oracles[c.res].Exit(string(c.addr.Client), now)
 	d.lastExit = now
@@ -521,14 +616,17 @@ func (d *driver) metrics(seed uint64) Metrics {
 		m.UsableMin, m.UsableMean = d.usableMin, d.usableSum/time.Duration(n)
 	}
 	m.EntryTimes, m.LongestCrashBlock, m.ResetVoters = d.entryTimes, d.crashBlock, d.resetVoters
+	if d.handoffs > 0 {
+		m.HandoffMean = d.handoffSum / time.Duration(d.handoffs)
+	}
 	m.ResponseByClient = make(map[string]time.Duration, len(d.order))
 	for _, c := range d.order {
 		if c.entries > 0 {
 			m.ResponseByClient[string(c.addr.Client)] = c.responseTime / time.Duration(c.entries)
 		}
 	}
-	if d.lastExit > 0 {
-		m.Throughput = float64(m.Entries) / time.Duration(d.lastExit).Seconds()
+	if start := core.Time(d.sc.Workload.StartAt); d.lastExit > start {
+		m.Throughput = float64(m.Entries) / d.lastExit.Sub(start).Seconds()
 	}
 	return m
 }

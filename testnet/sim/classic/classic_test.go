@@ -2,6 +2,7 @@ package classic
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -122,4 +123,51 @@ func intersects(a, b []int) bool {
 		}
 	}
 	return false
+}
+
+// Without contention the message counts are the textbook formulas exactly:
+// centralized 3, Ricart–Agrawala 2(N-1), Lamport 3(N-1), and for Maekawa on the
+// grid 3(K-1) with K = 2√N-1 the voting set (the node's own vote needs no
+// message). That is about 6√N, not Maekawa's 3√N: his bound uses sets of about
+// √N from finite projective planes, which exist only for some N. Every entry
+// takes two message times (request, grant); under saturation the next process
+// enters one message time after a release for Lamport, Ricart–Agrawala and the
+// ring, two for the centralized server and (at most) for Maekawa.
+func TestCostsMatchTheTextbookFormulas(t *testing.T) {
+	for _, n := range []int{4, 9, 16, 25, 64} {
+		k := 1
+		for k*k < n {
+			k++
+		}
+		want := map[Kind]float64{
+			Centralized:    3,
+			RicartAgrawala: float64(2 * (n - 1)),
+			LamportKind:    float64(3 * (n - 1)),
+			MaekawaFixed:   float64(3 * (2*k - 2)),
+		}
+		sync := map[Kind]float64{Centralized: 2, RicartAgrawala: 1, LamportKind: 1, TokenRingKind: 1, MaekawaFixed: 2}
+		for kind, msgs := range want {
+			p := Protocol{Kind: kind, N: n}
+			low, err := LowLoad(p, n, 1)
+			if err != nil || !low.Completed || low.Overlaps > 0 {
+				t.Fatalf("%s n=%d: %v %+v", kind, n, err, low)
+			}
+			if low.MsgsPerEntry != msgs {
+				t.Errorf("%s n=%d: %.2f messages per entry, want %v", kind, n, low.MsgsPerEntry, msgs)
+			}
+			if low.ResponseMax != 2*OneWay {
+				t.Errorf("%s n=%d: entry delay %v, want two message times", kind, n, low.ResponseMax)
+			}
+		}
+		for kind, want := range sync {
+			sat, err := Saturated(Protocol{Kind: kind, N: n}, n, nil, 1)
+			if err != nil || !sat.Completed || sat.Overlaps > 0 {
+				t.Fatalf("%s n=%d saturated: %v %+v", kind, n, err, sat)
+			}
+			got := sat.HandoffMean.Seconds() / OneWay.Seconds()
+			if (kind == MaekawaFixed && got > want+1e-9) || (kind != MaekawaFixed && math.Abs(got-want) > 1e-9) {
+				t.Errorf("%s n=%d: synchronization delay %.3f message times, want %v", kind, n, got, want)
+			}
+		}
+	}
 }
