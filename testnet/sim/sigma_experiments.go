@@ -49,13 +49,16 @@ func PaperTheory(spread time.Duration) float64 {
 // OfferedLoad runs protocol p under Poisson requests at rate (per second) from an
 // unbounded pool of clients for a measurement window, and returns the
 // throughput over the window's last three quarters (the first is warm-up).
+// Requests start after a second and a half, once the replicas' grace period
+// (a lease of one second) is over.
 func OfferedLoad(p Protocol, net Network, faults Faults, rate float64, window time.Duration, seed uint64) (float64, Metrics, error) {
+	const startAt = 1500 * time.Millisecond
 	requests := int(rate * window.Seconds())
 	sc := Scenario{
 		Name: fmt.Sprintf("%s-load-%.3g", p.Name(), rate), Protocol: p, Net: net, Faults: faults,
 		Workload: Workload{Clients: requests + 1, Arrivals: Poisson, Rate: rate, Requests: requests,
-			PickIdle: true, Hold: Constant{PaperCS}},
-		MaxTime: window,
+			PickIdle: true, Hold: Constant{PaperCS}, StartAt: startAt},
+		MaxTime: startAt + window,
 	}
 	m, err := Run(seed, sc, nil)
 	if err != nil {
@@ -64,7 +67,7 @@ func OfferedLoad(p Protocol, net Network, faults Faults, rate float64, window ti
 	if m.Overlaps > 0 && faults == (Faults{}) {
 		return 0, m, fmt.Errorf("%s seed %d: %d overlaps without faults", sc.Name, seed, m.Overlaps)
 	}
-	from := core.Time(window / 4)
+	from := core.Time(startAt + window/4)
 	n := 0
 	for _, at := range m.EntryTimes {
 		if at >= from {
