@@ -47,7 +47,9 @@ func ComparedAlgorithms() []Compared {
 		{"ricart-agrawala", classic(RicartAgrawala), false},
 		{"maekawa-fixed", classic(MaekawaFixed), false},
 		{"backoff", func(int) sim.Protocol {
-			return sim.Backoff{Config: backoff.Config{N: 6, B: 1, Lease: time.Second, MaxDelay: OneWay, EarlyRelease: true}}
+			// Δ a little above the round trip 2δ: sections are short, and the
+			// backoff sleeps at least Δ+4δ.
+			return sim.Backoff{Config: backoff.Config{N: 6, B: 1, Lease: 3 * OneWay, MaxDelay: OneWay, EarlyRelease: true}}
 		}, true},
 		{"strawman", func(int) sim.Protocol {
 			return sim.Strawman{Config: strawman.Config{N: 8, M: 6, Lease: time.Second, MaxDelay: OneWay}}
