@@ -128,25 +128,24 @@ func (f simFlags) apply(cmd *cobra.Command, sc *sim.Scenario) error {
 		}
 		sc.Protocol = p
 	case sim.Sigma:
-		c := &p.Config
-		setInt(cmd, "n", &c.N, f.n)
-		setInt(cmd, "m", &c.M, f.m)
-		if cmd.Flags().Changed("grace") {
-			c.Grace = f.grace
-		}
+		f.applyVotes(cmd, &p.Config.N, &p.Config.M, &p.Config.Grace)
 		sc.Protocol = p
-		return c.Validate()
+		return p.Config.Validate()
 	case sim.Strawman:
-		c := &p.Config
-		setInt(cmd, "n", &c.N, f.n)
-		setInt(cmd, "m", &c.M, f.m)
-		if cmd.Flags().Changed("grace") {
-			c.Grace = f.grace
-		}
+		f.applyVotes(cmd, &p.Config.N, &p.Config.M, &p.Config.Grace)
 		sc.Protocol = p
-		return c.Validate()
+		return p.Config.Validate()
 	}
 	return nil
+}
+
+// applyVotes sets the fields that Sigma and the strawman share.
+func (f simFlags) applyVotes(cmd *cobra.Command, n, m *int, grace *bool) {
+	setInt(cmd, "n", n, f.n)
+	setInt(cmd, "m", m, f.m)
+	if cmd.Flags().Changed("grace") {
+		*grace = f.grace
+	}
 }
 
 func setInt(cmd *cobra.Command, flag string, field *int, v int) {

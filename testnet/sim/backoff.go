@@ -57,7 +57,7 @@ func (l *backoffLiar) Receive(_ core.Time, from core.Addr, m core.Message, out c
 	if !ok {
 		return
 	}
-	free := l.how == AlwaysFree || (l.how == RandomAnswer && l.rng.IntN(2) == 0)
+	free := grants(l.how, l.rng)
 	out.Send(from, backoff.TryReply{Round: t.Round, Free: free})
 }
 

@@ -55,3 +55,9 @@ type Protocol interface {
 	// AlwaysLocked or RandomAnswer; Slow is built by the simulator).
 	Liar(i int, b Behaviour, rng *rand.Rand) (core.Node, error)
 }
+
+// grants is a liar's answer: yes when it always says free, a coin toss when it
+// answers at random, no when it always says locked.
+func grants(how Behaviour, rng *rand.Rand) bool {
+	return how == AlwaysFree || (how == RandomAnswer && rng.IntN(2) == 0)
+}

@@ -59,7 +59,7 @@ func (l *sigmaLiar) Receive(_ core.Time, from core.Addr, m core.Message, out cor
 	}
 	l.version++
 	r := sigma.Response{ClientTS: ts, Seq: seq, Owner: "phantom", OwnerTS: 1, Position: 1, Version: l.version}
-	if l.how == AlwaysFree || (l.how == RandomAnswer && l.rng.IntN(2) == 0) {
+	if grants(l.how, l.rng) {
 		r.Owner, r.OwnerTS, r.Position, r.LeaseLeft = from.Client, ts, 0, l.lease
 	}
 	out.Send(from, r)
@@ -103,7 +103,7 @@ type strawmanLiar struct {
 
 func (l *strawmanLiar) Receive(_ core.Time, from core.Addr, m core.Message, out core.Sink) {
 	if r, ok := m.(strawman.Request); ok {
-		grant := l.how == AlwaysFree || (l.how == RandomAnswer && l.rng.IntN(2) == 0)
+		grant := grants(l.how, l.rng)
 		out.Send(from, strawman.Vote{Round: r.Round, Granted: grant, Owner: "phantom"})
 	}
 }
