@@ -34,6 +34,9 @@ type Figure struct {
 	Title          string
 	XLabel, YLabel string
 	LogX, LogY     bool
+	// LegendLowRight moves the legend from the top left to the right, a little
+	// above the x axis, for figures whose data fill the top left.
+	LegendLowRight bool
 	Series         []Series
 }
 
@@ -101,6 +104,9 @@ func (f Figure) SavePNG(path string) error {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
 	}
 	p.Legend.Top, p.Legend.Left = true, true
+	if f.LegendLowRight {
+		p.Legend.Top, p.Legend.Left, p.Legend.YOffs = false, false, vg.Inch
+	}
 	p.Add(plotter.NewGrid())
 	for i, s := range f.Series {
 		xys := make(plotter.XYs, len(s.Points))
@@ -112,6 +118,9 @@ func (f Figure) SavePNG(path string) error {
 			return fmt.Errorf("report: series %q: %w", s.Name, err)
 		}
 		line.Color = plotutil.Color(i)
+		if i >= 7 { // the palette has seven colours: dash the lines that reuse one
+			line.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		}
 		points.Color, points.Shape = line.Color, plotutil.Shape(i)
 		if s.Dashed {
 			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}

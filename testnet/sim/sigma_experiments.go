@@ -96,7 +96,7 @@ func sigmaThroughput(seeds int) ([]report.Figure, error) {
 	fig := report.Figure{
 		Name:   "sigma-throughput",
 		Title:  fmt.Sprintf("Throughput vs request rate (n=%d, m=%d, Tcs=%v, delay 50 ms ± spread, %d seeds)", PaperN, PaperM, PaperCS, seeds),
-		XLabel: "request rate (1/s)", YLabel: "throughput (CS/s)",
+		XLabel: "request rate (1/s)", YLabel: "throughput (CS/s)", LegendLowRight: true,
 	}
 	for _, p := range []Protocol{PaperSigma(), PaperStrawman()} {
 		for _, spread := range PaperSpreads {
