@@ -3,6 +3,7 @@ module github.com/dhtsync/dhtsync
 go 1.26
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/spf13/cobra v1.10.2
 	gonum.org/v1/plot v0.17.0
 )
