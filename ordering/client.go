@@ -373,7 +373,11 @@ func (c *Client) Wake(now core.Time, t core.Timer, out core.Sink) {
 			c.abort(now, out)
 		}
 	case timerRetry:
-		if t.Round == c.round && c.phase == waiting && len(c.subs) > 0 {
+		if t.Round != c.round || c.phase != waiting {
+			return
+		}
+		c.phase = idle
+		if len(c.subs) > 0 {
 			c.contend(now, out)
 		}
 	}

@@ -71,10 +71,12 @@ type RankException struct {
 // StateRequest asks another replica for its committed state (reset recovery).
 type StateRequest struct{}
 
-// StateReply answers a StateRequest.
+// StateReply answers a StateRequest. A replica that is recovering itself says
+// so and sends no state.
 type StateReply struct {
-	Committed *Snapshot
-	MaxRank   Rank
+	Committed  *Snapshot
+	MaxRank    Rank
+	Recovering bool
 }
 
 func (Submit) orderingMessage()        {}

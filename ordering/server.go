@@ -50,6 +50,7 @@ func (s *Server) Start(now core.Time, out core.Sink) {
 }
 
 func (s *Server) askState(now core.Time, out core.Sink) {
+	clear(s.replies) // ask afresh: some may have finished recovering since
 	for i := range s.cfg.N {
 		out.Send(core.ReplicaAddr(i), StateRequest{})
 	}
@@ -123,7 +124,8 @@ func (s *Server) submit(c core.ClientID, op Op, out core.Sink) {
 // the waiting submitters.
 func (s *Server) commit(state *Snapshot, out core.Sink) {
 	s.committed = state
-	for id := range s.pending {
+	for _, op := range s.pendingOps() { // sorted: replies leave in a deterministic order
+		id := op.ID
 		if !state.Reflects(id) {
 			continue
 		}
@@ -150,11 +152,13 @@ func (s *Server) pendingOps() []Op {
 func (s *Server) fromReplica(i int, m core.Message, out core.Sink) {
 	switch m := m.(type) {
 	case StateRequest:
-		if !s.recovering {
-			out.Send(core.ReplicaAddr(i), StateReply{Committed: s.committed, MaxRank: s.maxRank})
+		if s.recovering {
+			out.Send(core.ReplicaAddr(i), StateReply{Recovering: true})
+			return
 		}
+		out.Send(core.ReplicaAddr(i), StateReply{Committed: s.committed, MaxRank: s.maxRank})
 	case StateReply:
-		if !s.recovering || m.Committed == nil {
+		if !s.recovering || (m.Committed == nil && !m.Recovering) {
 			return
 		}
 		s.replies[i] = m
@@ -162,22 +166,32 @@ func (s *Server) fromReplica(i int, m core.Message, out core.Sink) {
 	}
 }
 
-// tryRecover adopts the newest committed state that b+1 replicas report (at
-// least one of them correct), and a rank that b+1 have seen.
+// tryRecover adopts, once n-b replicas have answered, the newest committed state
+// that b+1 of them report (at least one of them correct), and a rank that b+1
+// have seen. A state committed at a quorum is then reported by b+1 answers as
+// long as at most one of its holders lost it meanwhile (n ≥ 6b+1). Replicas that
+// are recovering too answer but count for nothing else, so a few simultaneous
+// recoveries do not wait for each other.
 func (s *Server) tryRecover() {
+	if len(s.replies) < s.cfg.N-s.cfg.B {
+		return
+	}
 	count := map[Digest]int{}
-	var best *Snapshot
 	var ranks []Rank
 	for _, r := range s.replies {
-		count[r.Committed.Digest()]++
-		ranks = append(ranks, r.MaxRank)
+		if !r.Recovering {
+			count[r.Committed.Digest()]++
+			ranks = append(ranks, r.MaxRank)
+		}
 	}
-	for _, r := range s.replies {
-		if count[r.Committed.Digest()] > s.cfg.B && (best == nil || r.Committed.Version > best.Version) {
+	var best *Snapshot
+	for _, i := range sortedKeys(s.replies) {
+		r := s.replies[i]
+		if !r.Recovering && count[r.Committed.Digest()] > s.cfg.B && (best == nil || r.Committed.Version > best.Version) {
 			best = r.Committed
 		}
 	}
-	if best == nil || len(ranks) <= s.cfg.B {
+	if best == nil {
 		return
 	}
 	slices.SortFunc(ranks, func(a, b Rank) int { return b.Compare(a) })

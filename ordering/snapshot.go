@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"slices"
 
 	"github.com/dhtsync/dhtsync/core"
@@ -148,4 +149,13 @@ func Derive(obj Object, s *Snapshot, ops []Op, keep uint64) *Snapshot {
 	results = append(results, fresh...)
 	slices.SortFunc(results, func(a, b Result) int { return compareOpIDs(a.ID, b.ID) })
 	return NewSnapshot(version, s.Digest(), data, applied, results)
+}
+
+// String names the snapshot by version and digest prefix, e.g. "v21#3fa2c1d0";
+// traces print this rather than a pointer.
+func (s *Snapshot) String() string {
+	if s == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("v%d#%x", s.Version, s.digest[:4])
 }
