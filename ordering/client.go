@@ -118,8 +118,14 @@ type interceptSink struct {
 func (s *interceptSink) Send(to core.Addr, m core.Message)   { s.out.Send(to, m) }
 func (s *interceptSink) SetTimer(at core.Time, t core.Timer) { s.out.SetTimer(at, t) }
 func (s *interceptSink) Emit(e core.Event) {
-	if _, ok := e.(mutex.Acquired); ok && s.c.phase == contending {
+	if _, ok := e.(mutex.Acquired); !ok {
+		return
+	}
+	switch {
+	case s.c.phase == contending && len(s.c.subs) > 0:
 		s.c.startPhase(s.now, getting, s.out)
+	default: // nothing left to order (another client's round did it): let go
+		s.c.endRound(s.now, s.out)
 	}
 }
 
@@ -211,6 +217,9 @@ func (c *Client) answer(now core.Time, i int, m SubmitReply, out core.Sink) {
 	}
 	delete(c.subs, m.ID)
 	c.order = slices.DeleteFunc(c.order, func(id OpID) bool { return id == m.ID })
+	if len(c.subs) == 0 && (c.phase == contending || c.phase == waiting) {
+		c.endRound(now, out) // another client's round committed it: stop contending
+	}
 	out.Emit(Done{ID: m.ID, Result: m.Result})
 }
 

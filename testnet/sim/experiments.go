@@ -26,6 +26,7 @@ func Experiments() []Experiment {
 		{"sigma-lifetime", "Sigma throughput at twice saturation vs replica mean lifetime (exponential resets, grace period on)", 3, sigmaLifetime},
 		{"sigma-violations", "exclusivity violations per CS entry vs (n, m) and per-CS reset probability, grace off and on, against P[Bin(m,p) ≥ 2m-n]", 1, sigmaViolations},
 		{"mutex-costs", "messages per CS entry and entry latency in round trips: strawman, Sigma, backoff mutex, low to high load", 3, mutexCosts},
+		{"ordering-throughput", "ordering protocol: operations per second, messages per operation and batch size vs concurrent submitters", 2, orderingThroughput},
 	}
 }
 

@@ -150,3 +150,40 @@ func TestOrderingRunsReplay(t *testing.T) {
 		t.Fatalf("tracing changed the run: %d/%d done, %d/%d messages", r.Done, ra.Done, r.Messages, ra.Messages)
 	}
 }
+
+// The checkers catch a wrong history: change one completed result, or fork
+// the committed chain, and they must object (else the tests above prove nothing).
+func TestOrderingCheckersCatchCorruption(t *testing.T) {
+	sc := orderingScenario("ordering-corrupt", ordering.Counter{}, CounterOps)
+	r, err := RunOrdering(1, sc, nil)
+	if err != nil || !porcupine.CheckOperations(CounterModel, r.History) {
+		t.Fatalf("the honest run must pass: %v", err)
+	}
+	for i := range r.History {
+		out := r.History[i].Output.(OrderingOutput)
+		if add, read, _ := ordering.DecodeCounterOp(r.History[i].Input.([]byte)); read || add == 0 || out.Unknown {
+			continue
+		}
+		out.Result = ordering.CounterAdd(0)[1:] // the value 0: impossible after an add of at least 1
+		r.History[i].Output = out
+		break
+	}
+	if porcupine.CheckOperations(CounterModel, r.History) {
+		t.Error("porcupine accepted a history with a forged result")
+	}
+	c := newChain()
+	v1 := ordering.Derive(ordering.Counter{}, ordering.Initial(), []ordering.Op{{ID: ordering.OpID{Client: "a", Seq: 1}, Body: ordering.CounterAdd(1)}}, 8)
+	other := ordering.Derive(ordering.Counter{}, ordering.Initial(), []ordering.Op{{ID: ordering.OpID{Client: "b", Seq: 1}, Body: ordering.CounterAdd(2)}}, 8)
+	c.record(v1)
+	c.record(other)
+	if _, err := c.check(); err == nil {
+		t.Error("the chain check accepted two states at one version")
+	}
+	orphan := ordering.Derive(ordering.Counter{}, other, []ordering.Op{{ID: ordering.OpID{Client: "b", Seq: 2}, Body: ordering.CounterAdd(2)}}, 8)
+	c = newChain()
+	c.record(v1)
+	c.record(orphan)
+	if _, err := c.check(); err == nil {
+		t.Error("the chain check accepted a state derived from one never committed")
+	}
+}
