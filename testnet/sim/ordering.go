@@ -11,15 +11,16 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/dhtsync/dhtsync/core"
-	"github.com/dhtsync/dhtsync/mutex/backoff"
 	"github.com/dhtsync/dhtsync/ordering"
 )
 
 // OrderingScenario is one simulated run of a replicated object.
 type OrderingScenario struct {
-	Name    string
-	Config  ordering.Config // N, B, Object, ...
-	Contend backoff.Config  // the mutex the ordering threads contend through
+	Name   string
+	Config ordering.Config // N, B, Object, ...
+	// Contend is the mutex the ordering threads contend through (its replicas
+	// live beside the ordering servers): the backoff mutex, or Sigma.
+	Contend Protocol
 	Net     Network
 	// Byzantine replicas (the lowest indices) lie as Lie.
 	Byzantine int
@@ -69,8 +70,9 @@ func RunOrdering(seed uint64, sc OrderingScenario, trace io.Writer) (OrderingRes
 	if err := sc.Config.Validate(); err != nil {
 		return OrderingResult{}, err
 	}
-	if sc.Clients < 1 || sc.OpsPerClient < 1 || sc.Ops == nil || sc.Byzantine < 0 || sc.Byzantine > sc.Config.N {
-		return OrderingResult{}, errors.New("sim: an ordering scenario needs clients, operations and at most N liars")
+	if sc.Clients < 1 || sc.OpsPerClient < 1 || sc.Ops == nil || sc.Byzantine < 0 || sc.Byzantine > sc.Config.N ||
+		sc.Contend == nil || sc.Contend.Replicas() != sc.Config.N {
+		return OrderingResult{}, errors.New("sim: an ordering scenario needs clients, operations, at most N liars and a mutex over the same N replicas")
 	}
 	start := time.Now()
 	s := New(seed, sc.Net)
@@ -102,7 +104,7 @@ func RunOrdering(seed uint64, sc OrderingScenario, trace io.Writer) (OrderingRes
 	d := &orderingDriver{s: s, sc: sc, rng: s.NewRand(), calls: map[ordering.OpID]int{}}
 	for i := range sc.Clients {
 		id := ClientName(i)
-		mc, err := backoff.NewClient(sc.Contend, id, s.NewRand())
+		mc, err := sc.Contend.NewClient(id, s.NewRand())
 		if err != nil {
 			return OrderingResult{}, err
 		}
@@ -142,7 +144,7 @@ func orderingReplica(sc OrderingScenario, i int, reset bool, rng *rand.Rand, cha
 	if err != nil {
 		return nil, err
 	}
-	mtx, err := backoff.NewServer(sc.Contend, 0)
+	mtx, err := sc.Contend.NewReplica(i, 0, rng)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func OrderingLoad(submitters int, seed uint64) (OrderingResult, error) {
 	sc := OrderingScenario{
 		Name:    fmt.Sprintf("ordering-load-%d", submitters),
 		Config:  ordering.Config{N: 7, B: 1, Object: ordering.Counter{}, MaxDelay: delay},
-		Contend: backoff.Config{N: 7, B: 1, Lease: 3 * delay, MaxDelay: delay, EarlyRelease: true},
+		Contend: Backoff{Config: backoff.Config{N: 7, B: 1, Lease: 3 * delay, MaxDelay: delay, EarlyRelease: true}},
 		Net:     Network{Delay: Constant{delay}},
 		Clients: submitters, OpsPerClient: 10, Ops: CounterOps, MaxTime: time.Hour,
 	}

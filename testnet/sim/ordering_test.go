@@ -13,6 +13,7 @@ import (
 
 	"github.com/dhtsync/dhtsync/core"
 	"github.com/dhtsync/dhtsync/mutex/backoff"
+	"github.com/dhtsync/dhtsync/mutex/sigma"
 	"github.com/dhtsync/dhtsync/ordering"
 )
 
@@ -25,7 +26,7 @@ func orderingScenario(name string, obj ordering.Object, ops func(*rand.Rand) []b
 	return OrderingScenario{
 		Name:    name,
 		Config:  ordering.Config{N: 7, B: 1, Object: obj, MaxDelay: orderingDelta},
-		Contend: backoff.Config{N: 7, B: 1, Lease: 5 * orderingDelta, MaxDelay: orderingDelta, EarlyRelease: true},
+		Contend: Backoff{Config: backoff.Config{N: 7, B: 1, Lease: 5 * orderingDelta, MaxDelay: orderingDelta, EarlyRelease: true}},
 		Net: Network{Delay: Uniform{orderingDelta / 10, orderingDelta}, Loss: 0.02, Duplicate: 0.01,
 			Reorder: 0.1, ReorderBy: 5 * orderingDelta},
 		StableAfter: core.Time(2 * time.Second), Stable: Uniform{orderingDelta / 10, orderingDelta},
@@ -185,5 +186,15 @@ func TestOrderingCheckersCatchCorruption(t *testing.T) {
 	c.record(orphan)
 	if _, err := c.check(); err == nil {
 		t.Error("the chain check accepted a state derived from one never committed")
+	}
+}
+
+// The ordering threads can contend through Sigma instead of the backoff mutex:
+// the mutex only serves liveness, so any correct one will do.
+func TestOrderingContendingThroughSigma(t *testing.T) {
+	sc := orderingScenario("ordering-sigma", ordering.KV{}, KVOps)
+	sc.Contend = Sigma{Config: sigma.Config{N: 7, M: 5, Lease: 5 * orderingDelta, MaxDelay: orderingDelta}}
+	for seed := range uint64(20) {
+		checkOrdering(t, sc, KVModel, seed, true)
 	}
 }
