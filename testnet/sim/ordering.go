@@ -86,16 +86,9 @@ func RunOrdering(seed uint64, sc OrderingScenario, trace io.Writer) (OrderingRes
 		s.Add(core.ReplicaAddr(i), node)
 		if i >= sc.Byzantine && sc.ResetLifetime > 0 {
 			rng := s.NewRand()
-			var next func()
-			next = func() {
-				s.At(s.Now().Add(time.Duration(rng.ExpFloat64()*float64(sc.ResetLifetime))), func() {
-					if node, err := orderingReplica(sc, i, true, rng, chain); err == nil {
-						s.Replace(core.ReplicaAddr(i), node)
-					}
-					next()
-				})
-			}
-			next()
+			scheduleResets(s, core.ReplicaAddr(i), sc.ResetLifetime, rng, func() (core.Node, error) {
+				return orderingReplica(sc, i, true, rng, chain)
+			})
 		}
 	}
 	if sc.StableAfter > 0 {

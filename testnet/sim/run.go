@@ -215,7 +215,7 @@ func addReplicas(s *Sim, sc Scenario) error {
 			rng := s.NewRand()
 			node, err = p.NewReplica(i, 0, rng)
 			if err == nil && f.ResetLifetime > 0 {
-				scheduleResets(s, p, j, n, f.ResetLifetime, rng)
+				scheduleResets(s, addr, f.ResetLifetime, rng, func() (core.Node, error) { return p.NewReplica(i, s.Now(), rng) })
 			}
 		case f.Behaviour == Slow:
 			by := f.SlowBy
@@ -235,15 +235,15 @@ func addReplicas(s *Sim, sc Scenario) error {
 	return nil
 }
 
-// scheduleResets wipes replica j (index j mod n of its resource) at the end of
-// each exponentially distributed lifetime, replacing it with a fresh incarnation.
-func scheduleResets(s *Sim, p Protocol, j, n int, mean time.Duration, rng *rand.Rand) {
+// scheduleResets replaces the node at addr with fresh() at the end of each
+// exponentially distributed lifetime of the given mean: a replica reset.
+func scheduleResets(s *Sim, addr core.Addr, mean time.Duration, rng *rand.Rand, fresh func() (core.Node, error)) {
 	var next func()
 	next = func() {
 		at := s.Now().Add(time.Duration(rng.ExpFloat64() * float64(mean)))
 		s.At(at, func() {
-			if node, err := p.NewReplica(j%n, s.Now(), rng); err == nil {
-				s.Replace(core.ReplicaAddr(j), node)
+			if node, err := fresh(); err == nil {
+				s.Replace(addr, node)
 			}
 			next()
 		})
