@@ -55,18 +55,38 @@ func (Counter) Apply(state, op []byte) ([]byte, []byte) {
 	default:
 		return state, errorResult("counter: unknown operation")
 	}
-	enc := binary.AppendVarint(nil, v)
-	return enc, enc
+	return binary.AppendVarint(nil, v), CounterResult(v)
 }
 
-// DecodeCounter reads a counter state or result.
-func DecodeCounter(b []byte) int64 { v, _ := binary.Varint(b); return v }
+// DecodeCounter reads a counter state.
+func DecodeCounter(state []byte) int64 { v, _ := binary.Varint(state); return v }
 
-func errorResult(msg string) []byte { return append([]byte{0xff}, msg...) }
+// Results start with a status byte, so that no result can pass for an error.
+const (
+	resultOK    byte = 0
+	resultError byte = 0xff
+)
+
+// CounterResult encodes the result of a counter operation: the value after it.
+func CounterResult(v int64) []byte { return binary.AppendVarint([]byte{resultOK}, v) }
+
+// DecodeCounterResult reads a counter operation's result.
+func DecodeCounterResult(result []byte) (int64, error) {
+	if len(result) < 2 || result[0] != resultOK {
+		return 0, errors.New("counter: not a value result")
+	}
+	v, n := binary.Varint(result[1:])
+	if n <= 0 || 1+n != len(result) {
+		return 0, errors.New("counter: malformed result")
+	}
+	return v, nil
+}
+
+func errorResult(msg string) []byte { return append([]byte{resultError}, msg...) }
 
 // IsError reports whether a result is an error, and its message.
 func IsError(result []byte) (string, bool) {
-	if len(result) > 0 && result[0] == 0xff {
+	if len(result) > 0 && result[0] == resultError {
 		return string(result[1:]), true
 	}
 	return "", false
@@ -173,7 +193,7 @@ func (Log) Apply(state, op []byte) ([]byte, []byte) {
 	next := binary.AppendUvarint(nil, n+1)
 	next = append(next, state[max(rest, 0):]...)
 	next = appendStrings(next, entry[0])
-	return next, binary.AppendUvarint(nil, n)
+	return next, binary.AppendUvarint([]byte{resultOK}, n)
 }
 
 // DecodeLog reads a log state.
@@ -182,7 +202,7 @@ func DecodeLog(state []byte) ([]string, error) {
 		return nil, nil
 	}
 	n, k := binary.Uvarint(state)
-	if k <= 0 {
+	if k <= 0 || n > uint64(len(state)) {
 		return nil, errors.New("log: malformed state")
 	}
 	return readStrings(state[k:], int(n))
@@ -204,6 +224,9 @@ func appendStrings(b []byte, ss ...string) []byte {
 }
 
 func readStrings(b []byte, n int) ([]string, error) {
+	if n < 0 || n > len(b) { // every string takes at least its length byte
+		return nil, fmt.Errorf("ordering: malformed encoding")
+	}
 	out := make([]string, 0, n)
 	for range n {
 		l, k := binary.Uvarint(b)
@@ -238,7 +261,7 @@ func decodeMap(b []byte) (map[string]string, error) {
 		return m, nil
 	}
 	n, k := binary.Uvarint(b)
-	if k <= 0 {
+	if k <= 0 || n > uint64(len(b)) {
 		return nil, errors.New("kv: malformed state")
 	}
 	s, err := readStrings(b[k:], 2*int(n))

@@ -31,7 +31,8 @@ var CounterModel = porcupine.Model{
 		if out.Unknown {
 			return true, next
 		}
-		return ordering.DecodeCounter(out.Result) == next, next
+		got, err := ordering.DecodeCounterResult(out.Result)
+		return err == nil && got == next, next
 	},
 	DescribeOperation: func(input, output any) string {
 		add, read, _ := ordering.DecodeCounterOp(input.([]byte))
@@ -40,7 +41,8 @@ var CounterModel = porcupine.Model{
 			op = "read"
 		}
 		if out := output.(OrderingOutput); !out.Unknown {
-			return fmt.Sprintf("%s -> %d", op, ordering.DecodeCounter(out.Result))
+			v, _ := ordering.DecodeCounterResult(out.Result)
+			return fmt.Sprintf("%s -> %d", op, v)
 		}
 		return op + " -> ?"
 	},
