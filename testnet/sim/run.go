@@ -34,8 +34,8 @@ type Workload struct {
 	Clients   int
 	Arrivals  Arrivals
 	PerClient int     // Simultaneous: acquisitions per client (0: 1)
-	Rate      float64 // Poisson: requests per virtual second
-	Requests  int     // Poisson: requests in all
+	Rate      float64 // Poisson, Spaced: requests per virtual second
+	Requests  int     // Poisson, Spaced: requests in all
 	// PickIdle sends each Poisson request to an idle client when there is one,
 	// approximating the papers' infinite pool of clients.
 	PickIdle bool
