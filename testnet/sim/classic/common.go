@@ -52,6 +52,15 @@ func (p *peers) indexOf(a core.Addr) int {
 	return -1
 }
 
+// toOthers sends m to every process but this one.
+func (p *peers) toOthers(m core.Message, out core.Sink) {
+	for i := range p.names {
+		if i != p.self {
+			out.Send(p.addr(i), m)
+		}
+	}
+}
+
 // checkLease refuses a lease: these algorithms have none.
 func checkLease(lease time.Duration) error {
 	if lease != 0 {

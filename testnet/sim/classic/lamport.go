@@ -39,11 +39,7 @@ func (l *LamportNode) Acquire(_ core.Time, lease time.Duration, out core.Sink) e
 	l.clock++
 	l.mine, l.requesting = stamp{l.clock, l.self}, true
 	l.queue = sortedInsert(l.queue, l.mine)
-	for i := range l.names {
-		if i != l.self {
-			out.Send(l.addr(i), LamportRequest{TS: l.mine.ts})
-		}
-	}
+	l.toOthers(LamportRequest{TS: l.mine.ts}, out)
 	l.check(out)
 	return nil
 }
@@ -56,11 +52,7 @@ func (l *LamportNode) Release(_ core.Time, out core.Sink) {
 	l.requesting, l.inside = false, false
 	l.queue = removeID(l.queue, l.self)
 	l.clock++
-	for i := range l.names {
-		if i != l.self {
-			out.Send(l.addr(i), LamportRelease{TS: l.clock})
-		}
-	}
+	l.toOthers(LamportRelease{TS: l.clock}, out)
 }
 
 // Receive implements core.Node.

@@ -34,11 +34,7 @@ func (r *RANode) Acquire(_ core.Time, lease time.Duration, out core.Sink) error 
 	}
 	r.clock++
 	r.mine, r.requesting, r.replies = stamp{r.clock, r.self}, true, 0
-	for i := range r.names {
-		if i != r.self {
-			out.Send(r.addr(i), RARequest{TS: r.mine.ts})
-		}
-	}
+	r.toOthers(RARequest{TS: r.mine.ts}, out)
 	r.check(out)
 	return nil
 }
