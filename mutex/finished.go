@@ -61,3 +61,28 @@ func (f *Finished) forgetOlderHalf() {
 		delete(f.last, a.client)
 	}
 }
+
+// FinishedRequest is one entry of a [Finished] filter, for carrying it into
+// another hosting period.
+type FinishedRequest struct {
+	Client core.ClientID
+	Req    uint64
+	At     core.Time
+}
+
+// Requests returns the remembered releases, sorted by client.
+func (f *Finished) Requests() []FinishedRequest {
+	out := make([]FinishedRequest, 0, len(f.last))
+	for c, x := range f.last {
+		out = append(out, FinishedRequest{c, x.req, x.at})
+	}
+	slices.SortFunc(out, func(a, b FinishedRequest) int { return cmp.Compare(a.Client, b.Client) })
+	return out
+}
+
+// Restore adds the releases of rs.
+func (f *Finished) Restore(rs []FinishedRequest) {
+	for _, r := range rs {
+		f.Done(r.At, r.Client, r.Req)
+	}
+}

@@ -157,3 +157,63 @@ func decodeIndex(b []byte) uint64 {
 	v, _ := binary.Uvarint(b[1:])
 	return v
 }
+
+func TestNewObjectRecoversToTheInitialState(t *testing.T) {
+	// Every replica of a new object in a DHT starts as a reset one: n-b answers
+	// of "recovering" or version 0 mean nothing was ever committed.
+	s, _ := NewServer(cfg(), true)
+	var rec core.Recorder
+	s.Start(0, &rec)
+	for i := range 5 {
+		s.Receive(0, core.ReplicaAddr(i), StateReply{Recovering: true}, &rec)
+	}
+	if !s.recovering {
+		t.Fatal("recovered from 5 answers; n-b = 6 are needed")
+	}
+	s.Receive(0, core.ReplicaAddr(5), StateReply{Committed: Initial()}, &rec)
+	if s.recovering || s.Committed().Version != 0 {
+		t.Fatalf("recovering %v at %v; want the initial state", s.recovering, s.Committed())
+	}
+
+	// One answer above version 0 is not enough to adopt, and forbids starting empty.
+	s, _ = NewServer(cfg(), true)
+	s.Start(0, &rec)
+	newer := Derive(Counter{}, Initial(), []Op{op("a", 1, 1)}, 8)
+	for i := range 6 {
+		reply := StateReply{Recovering: true}
+		if i == 0 {
+			reply = StateReply{Committed: newer}
+		}
+		s.Receive(0, core.ReplicaAddr(i), reply, &rec)
+	}
+	if !s.recovering {
+		t.Fatalf("adopted %v although a newer state exists", s.Committed())
+	}
+}
+
+func TestStateCarriesTheReplica(t *testing.T) {
+	s, _ := NewServer(cfg(), false)
+	var rec core.Recorder
+	s.Receive(0, core.ClientAddr("a"), Submit{op("a", 1, 5)}, &rec)
+	s.Receive(0, core.ClientAddr("c"), Get{Rank{3, "c"}}, &rec)
+	st, ok := s.State()
+	if !ok {
+		t.Fatal("no state")
+	}
+	r, _ := RestoreServer(cfg(), st)
+	got, _ := r.State()
+	if got.MaxRank != (Rank{3, "c"}) || len(got.Pending) != 1 || got.Committed != st.Committed {
+		t.Fatalf("restored %+v from %+v", got, st)
+	}
+	if _, ok := mustRecovering(t).State(); ok {
+		t.Fatal("a recovering replica gave a state")
+	}
+}
+
+func mustRecovering(t *testing.T) *Server {
+	s, err := NewServer(cfg(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

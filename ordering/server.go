@@ -191,12 +191,33 @@ func (s *Server) tryRecover() {
 			best = r.Committed
 		}
 	}
+	if best == nil && s.nothingCommitted() {
+		best = Initial() // a new object: every replica starts empty
+	}
 	if best == nil {
 		return
 	}
 	slices.SortFunc(ranks, func(a, b Rank) int { return b.Compare(a) })
-	s.committed, s.maxRank = best, ranks[s.cfg.B]
+	s.committed = best
+	if len(ranks) > s.cfg.B {
+		s.maxRank = ranks[s.cfg.B]
+	}
 	s.recovering, s.replies = false, nil
+}
+
+// nothingCommitted reports whether the n-b answers show that no state beyond
+// the initial one was ever committed: every answer is "recovering" or version 0.
+// A committed state reached a quorum, so under the fault model b+1 of any n-b
+// answers would report it; with no version above 0 among them, the object is
+// new (in a DHT every replica of a new object starts as a reset one, knowing
+// nothing, and must not wait for a state nobody has).
+func (s *Server) nothingCommitted() bool {
+	for _, r := range s.replies {
+		if !r.Recovering && r.Committed.Version > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Committed is the replica's committed state σc.

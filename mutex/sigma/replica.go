@@ -59,10 +59,14 @@ func NewReplica(cfg Config, incarnation uint64, now core.Time) (*Replica, error)
 	return r, nil
 }
 
-// Start implements [core.Starter]: it arms the end of the grace period.
+// Start implements [core.Starter]: it arms the end of the grace period, and the
+// lease of an owner carried over by [RestoreReplica].
 func (r *Replica) Start(now core.Time, out core.Sink) {
 	if r.graceUntil > now {
 		out.SetTimer(r.graceUntil, core.Timer{Kind: timerGrace})
+	}
+	if r.owner.client != "" {
+		r.armLease(out)
 	}
 }
 
