@@ -1,0 +1,113 @@
+package wire
+
+import (
+	"github.com/dhtsync/dhtsync/core"
+	"github.com/dhtsync/dhtsync/mutex"
+	"github.com/dhtsync/dhtsync/mutex/backoff"
+	"github.com/dhtsync/dhtsync/mutex/sigma"
+	"github.com/dhtsync/dhtsync/ordering"
+	"github.com/dhtsync/dhtsync/p2p/wire/pb"
+)
+
+// OrderingState is an ordering replica's state: the object's server and the
+// backoff mutex its clients contend through.
+type OrderingState struct {
+	Server ordering.ServerState
+	Mutex  backoff.ServerState
+}
+
+// EncodeState encodes a replica state (backoff.ServerState, sigma.ReplicaState
+// or OrderingState) taken at time now of the sender's clock. Times travel
+// relative to now, so the receiver can place them on its own clock.
+func EncodeState(now core.Time, incarnation uint64, st any) *pb.State {
+	rel := func(t core.Time) int64 { return int64(t - now) }
+	out := &pb.State{Base: int64(now), Incarnation: incarnation}
+	switch st := st.(type) {
+	case backoff.ServerState:
+		out.Replica = &pb.State_Backoff{Backoff: backoffState(st, rel)}
+	case sigma.ReplicaState:
+		s := &pb.SigmaState{Incarnation: st.Incarnation, Version: st.Version,
+			Owner: &pb.QueuedRequest{Client: string(st.Owner.Client), Ts: st.Owner.TS}, OwnerLastSeq: st.OwnerLastSeq,
+			OwnerSince: rel(st.OwnerSince), Expiry: rel(st.Expiry), GraceUntil: rel(st.GraceUntil),
+			MeanCs: int64(st.MeanCS), Released: st.LastRelease != 0, Clock: st.Clock}
+		if st.LastRelease != 0 {
+			s.LastRelease = rel(st.LastRelease)
+		}
+		for _, q := range st.Queue {
+			s.Queue = append(s.Queue, &pb.QueuedRequest{Client: string(q.Client), Ts: q.TS})
+		}
+		for _, f := range st.Finished {
+			s.Finished = append(s.Finished, &pb.FinishedRequest{Client: string(f.Client), Req: f.Req, At: rel(f.At)})
+		}
+		out.Replica = &pb.State_Sigma{Sigma: s}
+	case OrderingState:
+		out.Replica = &pb.State_Ordering{Ordering: &pb.OrderingState{Committed: snapshot(st.Server.Committed),
+			Proposed: snapshot(st.Server.Proposed), Proposer: rank(st.Server.Proposer), MaxRank: rank(st.Server.MaxRank),
+			Pending: ops(st.Server.Pending), Mutex: backoffState(st.Mutex, rel)}}
+	}
+	return out
+}
+
+func backoffState(st backoff.ServerState, rel func(core.Time) int64) *pb.BackoffState {
+	return &pb.BackoffState{Granted: st.Granted, LastGranted: rel(st.LastGranted), LastLease: int64(st.LastLease),
+		LastClient: string(st.LastClient), LastRound: st.LastRound}
+}
+
+// DecodeState decodes a replica state onto the receiver's clock: times are
+// placed relative to base. For a hand-off base is the arrival time, so every
+// lease and lock window appears to start later than it did by the transfer's
+// delay: later ends are the safe side. For a restart from storage base is the
+// stored Base, the same clock.
+func DecodeState(st *pb.State, base core.Time) (incarnation uint64, state any, err error) {
+	abs := func(rel int64) core.Time { return base + core.Time(rel) }
+	switch r := st.GetReplica().(type) {
+	case *pb.State_Backoff:
+		s, err := decodeBackoffState(r.Backoff, abs)
+		return st.Incarnation, s, err
+	case *pb.State_Sigma:
+		s := r.Sigma
+		mean, err := duration(s.MeanCs)
+		if err != nil {
+			return 0, nil, err
+		}
+		out := sigma.ReplicaState{Incarnation: s.Incarnation, Version: s.Version,
+			Owner:        sigma.QueuedRequest{Client: core.ClientID(s.Owner.GetClient()), TS: s.Owner.GetTs()},
+			OwnerLastSeq: s.OwnerLastSeq, OwnerSince: abs(s.OwnerSince), Expiry: abs(s.Expiry),
+			GraceUntil: abs(s.GraceUntil), MeanCS: mean, Clock: s.Clock}
+		if s.Released {
+			out.LastRelease = abs(s.LastRelease)
+		}
+		for _, q := range s.Queue {
+			out.Queue = append(out.Queue, sigma.QueuedRequest{Client: core.ClientID(q.Client), TS: q.Ts})
+		}
+		for _, f := range s.Finished {
+			out.Finished = append(out.Finished, mutex.FinishedRequest{Client: core.ClientID(f.Client), Req: f.Req, At: abs(f.At)})
+		}
+		return st.Incarnation, out, nil
+	case *pb.State_Ordering:
+		o := r.Ordering
+		committed, err := decodeSnapshot(o.Committed, true)
+		if err != nil {
+			return 0, nil, err
+		}
+		proposed, err := decodeSnapshot(o.Proposed, false)
+		if err != nil {
+			return 0, nil, err
+		}
+		pending, err := decodeOps(o.Pending)
+		if err != nil {
+			return 0, nil, err
+		}
+		m, err := decodeBackoffState(o.Mutex, abs)
+		return st.Incarnation, OrderingState{Server: ordering.ServerState{Committed: committed, Proposed: proposed,
+			Proposer: decodeRank(o.Proposer), MaxRank: decodeRank(o.MaxRank), Pending: pending}, Mutex: m}, err
+	default:
+		return 0, nil, malformed("state of no known replica kind")
+	}
+}
+
+func decodeBackoffState(s *pb.BackoffState, abs func(int64) core.Time) (backoff.ServerState, error) {
+	lease, err := duration(s.GetLastLease())
+	return backoff.ServerState{Granted: s.GetGranted(), LastGranted: abs(s.GetLastGranted()), LastLease: lease,
+		LastClient: core.ClientID(s.GetLastClient()), LastRound: s.GetLastRound()}, err
+}
