@@ -45,7 +45,9 @@ type Envelope struct {
 	Msg      core.Message
 }
 
-func addr(a core.Addr) *pb.Addr { return &pb.Addr{Replica: int32(a.Replica), Client: string(a.Client)} }
+func addr(a core.Addr) *pb.Addr {
+	return &pb.Addr{Replica: int32(a.Replica), Client: string(a.Client)}
+}
 
 func decodeAddr(a *pb.Addr) (core.Addr, error) {
 	switch {
@@ -118,8 +120,19 @@ func Encode(e Envelope) (*pb.Envelope, error) {
 	return env, nil
 }
 
+// TransportError is an envelope with an Error and no addresses: the answer to
+// a frame that did not decode.
+func TransportError(code pb.Error_Code, text string) *pb.Envelope {
+	return &pb.Envelope{Body: &pb.Envelope_Error{Error: &pb.Error{Code: code, Text: text}}}
+}
+
 // Decode converts an envelope back. Every error wraps [ErrMalformed].
 func Decode(env *pb.Envelope) (Envelope, error) {
+	if e, ok := env.Body.(*pb.Envelope_Error); ok && env.From == nil && env.To == nil {
+		// A transport-level error answers a frame that did not decode, so it
+		// cannot name addresses.
+		return Envelope{Resource: env.Resource, Msg: Error{Code: e.Error.Code, Text: e.Error.Text}}, nil
+	}
 	from, err := decodeAddr(env.GetFrom())
 	if err != nil {
 		return Envelope{}, fmt.Errorf("from: %w", err)

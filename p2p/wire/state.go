@@ -16,12 +16,19 @@ type OrderingState struct {
 	Mutex  backoff.ServerState
 }
 
+// StateID says whose state a State is.
+type StateID struct {
+	Resource    string
+	Index       int
+	Incarnation uint64
+}
+
 // EncodeState encodes a replica state (backoff.ServerState, sigma.ReplicaState
 // or OrderingState) taken at time now of the sender's clock. Times travel
 // relative to now, so the receiver can place them on its own clock.
-func EncodeState(now core.Time, incarnation uint64, st any) *pb.State {
+func EncodeState(now core.Time, id StateID, st any) *pb.State {
 	rel := func(t core.Time) int64 { return int64(t - now) }
-	out := &pb.State{Base: int64(now), Incarnation: incarnation}
+	out := &pb.State{Base: int64(now), Incarnation: id.Incarnation, Resource: id.Resource, Index: int32(id.Index)}
 	switch st := st.(type) {
 	case backoff.ServerState:
 		out.Replica = &pb.State_Backoff{Backoff: backoffState(st, rel)}
@@ -58,17 +65,21 @@ func backoffState(st backoff.ServerState, rel func(core.Time) int64) *pb.Backoff
 // lease and lock window appears to start later than it did by the transfer's
 // delay: later ends are the safe side. For a restart from storage base is the
 // stored Base, the same clock.
-func DecodeState(st *pb.State, base core.Time) (incarnation uint64, state any, err error) {
+func DecodeState(st *pb.State, base core.Time) (id StateID, state any, err error) {
+	if st.Index < 0 {
+		return StateID{}, nil, malformed("state of replica %d", st.Index)
+	}
+	id = StateID{Resource: st.Resource, Index: int(st.Index), Incarnation: st.Incarnation}
 	abs := func(rel int64) core.Time { return base + core.Time(rel) }
 	switch r := st.GetReplica().(type) {
 	case *pb.State_Backoff:
 		s, err := decodeBackoffState(r.Backoff, abs)
-		return st.Incarnation, s, err
+		return id, s, err
 	case *pb.State_Sigma:
 		s := r.Sigma
 		mean, err := duration(s.MeanCs)
 		if err != nil {
-			return 0, nil, err
+			return StateID{}, nil, err
 		}
 		out := sigma.ReplicaState{Incarnation: s.Incarnation, Version: s.Version,
 			Owner:        sigma.QueuedRequest{Client: core.ClientID(s.Owner.GetClient()), TS: s.Owner.GetTs()},
@@ -83,26 +94,26 @@ func DecodeState(st *pb.State, base core.Time) (incarnation uint64, state any, e
 		for _, f := range s.Finished {
 			out.Finished = append(out.Finished, mutex.FinishedRequest{Client: core.ClientID(f.Client), Req: f.Req, At: abs(f.At)})
 		}
-		return st.Incarnation, out, nil
+		return id, out, nil
 	case *pb.State_Ordering:
 		o := r.Ordering
 		committed, err := decodeSnapshot(o.Committed, true)
 		if err != nil {
-			return 0, nil, err
+			return StateID{}, nil, err
 		}
 		proposed, err := decodeSnapshot(o.Proposed, false)
 		if err != nil {
-			return 0, nil, err
+			return StateID{}, nil, err
 		}
 		pending, err := decodeOps(o.Pending)
 		if err != nil {
-			return 0, nil, err
+			return StateID{}, nil, err
 		}
 		m, err := decodeBackoffState(o.Mutex, abs)
-		return st.Incarnation, OrderingState{Server: ordering.ServerState{Committed: committed, Proposed: proposed,
+		return id, OrderingState{Server: ordering.ServerState{Committed: committed, Proposed: proposed,
 			Proposer: decodeRank(o.Proposer), MaxRank: decodeRank(o.MaxRank), Pending: pending}, Mutex: m}, err
 	default:
-		return 0, nil, malformed("state of no known replica kind")
+		return StateID{}, nil, malformed("state of no known replica kind")
 	}
 }
 

@@ -85,9 +85,10 @@ func TestStatesSurviveTheWireOnAnotherClock(t *testing.T) {
 		Finished: []mutex.FinishedRequest{{Client: "p/c", Req: 1, At: sent - 30}}}
 	ord := OrderingState{Server: ordering.ServerState{Committed: s1, MaxRank: ordering.Rank{N: 2, Client: "p/a"}}, Mutex: bo}
 	for _, st := range []any{bo, sg, ord} {
-		incarnation, got, err := DecodeState(roundTrip(t, EncodeState(sent, 4, st)), arrived)
-		if err != nil || incarnation != 4 {
-			t.Fatalf("%T: incarnation %d, %v", st, incarnation, err)
+		id := StateID{Resource: "r", Index: 2, Incarnation: 4}
+		gotID, got, err := DecodeState(roundTrip(t, EncodeState(sent, id, st)), arrived)
+		if err != nil || gotID != id {
+			t.Fatalf("%T: %+v, %v", st, gotID, err)
 		}
 		want := st
 		switch st := st.(type) {

@@ -2105,6 +2105,8 @@ type State struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Base        int64                  `protobuf:"varint,1,opt,name=base,proto3" json:"base,omitempty"` // the sender's clock, Unix nanoseconds; times below are relative to it
 	Incarnation uint64                 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Resource    string                 `protobuf:"bytes,3,opt,name=resource,proto3" json:"resource,omitempty"`
+	Index       int32                  `protobuf:"varint,4,opt,name=index,proto3" json:"index,omitempty"` // the replica's index within the resource
 	// Types that are valid to be assigned to Replica:
 	//
 	//	*State_Backoff
@@ -2155,6 +2157,20 @@ func (x *State) GetBase() int64 {
 func (x *State) GetIncarnation() uint64 {
 	if x != nil {
 		return x.Incarnation
+	}
+	return 0
+}
+
+func (x *State) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *State) GetIndex() int32 {
+	if x != nil {
+		return x.Index
 	}
 	return 0
 }
@@ -2774,10 +2790,12 @@ const file_wire_proto_rawDesc = "" +
 	"\vUNSUPPORTED\x10\x03\x12\x0f\n" +
 	"\vUNAVAILABLE\x10\x04\"7\n" +
 	"\aHandOff\x12,\n" +
-	"\x05state\x18\x01 \x01(\v2\x16.dhtsync.wire.v1.StateR\x05state\"\xf6\x01\n" +
+	"\x05state\x18\x01 \x01(\v2\x16.dhtsync.wire.v1.StateR\x05state\"\xa8\x02\n" +
 	"\x05State\x12\x12\n" +
 	"\x04base\x18\x01 \x01(\x03R\x04base\x12 \n" +
-	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x129\n" +
+	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12\x1a\n" +
+	"\bresource\x18\x03 \x01(\tR\bresource\x12\x14\n" +
+	"\x05index\x18\x04 \x01(\x05R\x05index\x129\n" +
 	"\abackoff\x18\n" +
 	" \x01(\v2\x1d.dhtsync.wire.v1.BackoffStateH\x00R\abackoff\x123\n" +
 	"\x05sigma\x18\v \x01(\v2\x1b.dhtsync.wire.v1.SigmaStateH\x00R\x05sigma\x12<\n" +
