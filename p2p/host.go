@@ -46,6 +46,11 @@ func NewHost(cfg HostConfig) (host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewHostWithKey(key, cfg)
+}
+
+// NewHostWithKey builds a libp2p host with identity key; cfg.KeyFile is ignored.
+func NewHostWithKey(key crypto.PrivKey, cfg HostConfig) (host.Host, error) {
 	listen := cfg.Listen
 	if len(listen) == 0 {
 		listen = DefaultListen

@@ -21,6 +21,14 @@ import (
 // on the stream's reader goroutine and must not block for long.
 type Handler func(from peer.ID, proto protocol.ID, env *pb.Envelope)
 
+// Handlers are a transport's callbacks.
+type Handlers struct {
+	Receive Handler
+	// Unreachable, if set, learns of a peer to which a stream could not be
+	// opened (its queued envelopes are lost).
+	Unreachable func(peer.ID)
+}
+
 // TransportConfig configures a [Transport]. Zero fields take the defaults.
 type TransportConfig struct {
 	// MaxMessage caps one envelope (wire.MaxMessage).
@@ -69,8 +77,8 @@ var ErrBacklog = errors.New("p2p: send queue full")
 type Transport struct {
 	h       host.Host
 	cfg     TransportConfig
-	handler Handler
-	log     *slog.Logger
+	handlers Handlers
+	log      *slog.Logger
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*session
@@ -91,12 +99,12 @@ type session struct {
 }
 
 // NewTransport registers stream handlers for protos on h and delivers what
-// arrives to handler.
-func NewTransport(h host.Host, protos []protocol.ID, handler Handler, cfg TransportConfig, log *slog.Logger) *Transport {
+// arrives to the handlers.
+func NewTransport(h host.Host, protos []protocol.ID, handlers Handlers, cfg TransportConfig, log *slog.Logger) *Transport {
 	if log == nil {
 		log = slog.Default()
 	}
-	t := &Transport{h: h, cfg: cfg.withDefaults(), handler: handler, log: log, sessions: map[sessionKey]*session{}}
+	t := &Transport{h: h, cfg: cfg.withDefaults(), handlers: handlers, log: log, sessions: map[sessionKey]*session{}}
 	for _, p := range protos {
 		h.SetStreamHandler(p, t.accept)
 	}
@@ -141,6 +149,9 @@ func (t *Transport) dialAndWrite(s *session) {
 	if err != nil {
 		t.log.Debug("open stream", "peer", s.key.peer, "protocol", s.key.proto, "err", err)
 		t.drop(s)
+		if t.handlers.Unreachable != nil {
+			t.handlers.Unreachable(s.key.peer)
+		}
 		return
 	}
 	t.mu.Lock()
@@ -208,7 +219,7 @@ func (t *Transport) read(s *session, st network.Stream) {
 			t.drop(s)
 			return
 		}
-		t.handler(s.key.peer, s.key.proto, env)
+		t.handlers.Receive(s.key.peer, s.key.proto, env)
 	}
 }
 
