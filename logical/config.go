@@ -46,7 +46,7 @@ func DefaultConfig(maxDelay time.Duration) Config {
 	lease := max(20*maxDelay, time.Second)
 	mutexCfg := func(n, b int) backoff.Config {
 		return backoff.Config{N: n, B: b, Lease: lease, MaxDelay: maxDelay,
-			DelayedReplies: true, Grace: true}
+			DelayedReplies: true, EarlyRelease: true, Grace: true}
 	}
 	return Config{
 		Backoff:       mutexCfg(6, 1),

@@ -48,6 +48,7 @@ type Client struct {
 	rank      Rank
 	completed uint64
 	round     uint64 // bumps at every phase, to ignore stale timers
+	roundSeq  uint64 // seq when this ordering round began contending
 	answered  map[int]bool
 	gets      map[int]GetReply
 	refusals  map[int]Rank
@@ -100,6 +101,7 @@ func (c *Client) send(op Op, out core.Sink) {
 func (c *Client) contend(now core.Time, out core.Sink) {
 	c.phase = contending
 	c.round++
+	c.roundSeq = c.seq
 	c.mutexSink.out, c.mutexSink.now = out, now
 	if err := c.mutex.Acquire(now, 0, &c.mutexSink); err != nil {
 		c.mutex.Release(now, &c.mutexSink)
@@ -330,14 +332,28 @@ func (c *Client) phaseDone(now core.Time, out core.Sink) {
 	switch {
 	case len(c.subs) == 0:
 		c.endRound(now, out)
-	case c.fresh:
+	case c.fresh && c.oldestOpen() <= c.roundSeq:
 		// Our operations may have been left out (a gap, or not yet pending at
 		// b+1); their answers are on their way if not.
 		c.pause(now, out)
+	case c.fresh:
+		// What is open was submitted during this round, so it could not be in
+		// it: go again at once rather than wait.
+		c.endRound(now, out)
+		c.contend(now, out)
 	default:
 		c.endRound(now, out)
 		c.contend(now, out) // we only finished someone else's state
 	}
+}
+
+// oldestOpen is the lowest sequence number of an unanswered submission.
+func (c *Client) oldestOpen() uint64 {
+	oldest := c.seq + 1
+	for id := range c.subs {
+		oldest = min(oldest, id.Seq)
+	}
+	return oldest
 }
 
 // abort gives up the round (a rank exception or a timeout) and retries.
