@@ -93,6 +93,7 @@ type sessionKey struct {
 type session struct {
 	key    sessionKey
 	out    chan *pb.Envelope
+	last   chan *pb.Envelope // one envelope to write before ending the session
 	stream network.Stream // set once open, under Transport.mu
 	done   chan struct{}
 	once   sync.Once
@@ -137,7 +138,8 @@ func (t *Transport) Send(p peer.ID, proto protocol.ID, env *pb.Envelope) error {
 
 // newSession registers a session; t.mu is held.
 func (t *Transport) newSession(k sessionKey) *session {
-	s := &session{key: k, out: make(chan *pb.Envelope, t.cfg.Backlog), done: make(chan struct{})}
+	s := &session{key: k, out: make(chan *pb.Envelope, t.cfg.Backlog), last: make(chan *pb.Envelope, 1),
+		done: make(chan struct{})}
 	t.sessions[k] = s
 	return s
 }
@@ -185,21 +187,34 @@ func (t *Transport) accept(st network.Stream) {
 
 func (t *Transport) write(s *session, st network.Stream) {
 	w := bufio.NewWriter(st)
+	// A watchdog rather than SetWriteDeadline: not every transport (the mock
+	// network) honours deadlines.
+	watchdog := time.AfterFunc(time.Hour, func() { _ = st.Reset() })
+	watchdog.Stop()
+	defer watchdog.Stop()
 	for {
 		var env *pb.Envelope
+		last := false
 		select {
 		case env = <-s.out:
+		case env = <-s.last:
+			last = true
 		case <-s.done:
 			return
 		}
-		_ = st.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
+		watchdog.Reset(t.cfg.WriteTimeout)
 		err := wire.WriteFrame(w, env, t.cfg.MaxMessage)
-		if err == nil && len(s.out) == 0 {
+		if err == nil && (last || len(s.out) == 0) {
 			err = w.Flush() // batch what queued meanwhile into one write
 		}
+		watchdog.Stop()
 		if err != nil {
 			t.log.Debug("write", "peer", s.key.peer, "protocol", s.key.proto, "err", err)
 			t.drop(s)
+			return
+		}
+		if last {
+			t.end(s, true)
 			return
 		}
 	}
@@ -207,32 +222,54 @@ func (t *Transport) write(s *session, st network.Stream) {
 
 func (t *Transport) read(s *session, st network.Stream) {
 	r := bufio.NewReader(st)
+	// The idle timeout also bounds a frame that started and stalled. A
+	// watchdog rather than SetReadDeadline: not every transport honours it.
+	watchdog := time.AfterFunc(t.cfg.IdleTimeout, func() { _ = st.Reset() })
+	defer watchdog.Stop()
 	for {
-		_ = st.SetReadDeadline(time.Now().Add(t.cfg.IdleTimeout))
+		watchdog.Reset(t.cfg.IdleTimeout)
 		env, err := wire.ReadFrame(r, t.cfg.MaxMessage)
-		if err != nil {
-			if errors.Is(err, wire.ErrMalformed) {
-				// Out of step (an oversized frame) or garbage: tell the sender
-				// why, then give up on this stream only.
-				t.replyError(st, pb.Error_MALFORMED, err.Error())
-			}
+		switch {
+		case err == nil:
+			t.handlers.Receive(s.key.peer, s.key.proto, env)
+		case errors.Is(err, wire.ErrTooLarge):
+			// Out of step: tell the sender why, then end this stream once the
+			// answer is out.
+			t.closeWith(s, wire.TransportError(pb.Error_MALFORMED, err.Error()))
+			return
+		case errors.Is(err, wire.ErrMalformed):
+			// The frame was read whole: answer it and go on.
+			_ = t.Send(s.key.peer, s.key.proto, wire.TransportError(pb.Error_MALFORMED, err.Error()))
+		default:
 			t.drop(s)
 			return
 		}
-		t.handlers.Receive(s.key.peer, s.key.proto, env)
 	}
 }
 
-// replyError writes one Error envelope directly on st, best effort.
-func (t *Transport) replyError(st network.Stream, code pb.Error_Code, text string) {
-	env := wire.TransportError(code, text)
-	_ = st.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
-	_ = wire.WriteFrame(st, env, t.cfg.MaxMessage)
+// closeWith sends a last envelope on session s and then resets its stream.
+// A session that is only read has no writer: the envelope goes by the
+// registered session and the stream is reset at once.
+func (t *Transport) closeWith(s *session, env *pb.Envelope) {
+	if s.last != nil {
+		select {
+		case s.last <- env:
+			return
+		default: // already closing
+		}
+	} else {
+		_ = t.Send(s.key.peer, s.key.proto, env)
+	}
+	t.drop(s)
 }
 
 // drop ends a session: its stream is reset and, if it is the registered one, a
 // later Send opens a new stream.
-func (t *Transport) drop(s *session) {
+func (t *Transport) drop(s *session) { t.end(s, false) }
+
+// end ends a session, resetting its stream, or closing it (graceful) so
+// that what was written is still read.
+func (t *Transport) end(s *session, graceful bool) {
 	s.once.Do(func() {
 		close(s.done)
 		t.mu.Lock()
@@ -241,7 +278,11 @@ func (t *Transport) drop(s *session) {
 		}
 		st := s.stream
 		t.mu.Unlock()
-		if st != nil {
+		switch {
+		case st == nil:
+		case graceful:
+			_ = st.Close()
+		default:
 			_ = st.Reset()
 		}
 	})

@@ -22,6 +22,11 @@ func WriteFrame(w io.Writer, env *pb.Envelope, max int) error {
 	return err
 }
 
+// ErrTooLarge is returned for a frame over the cap. It wraps [ErrMalformed];
+// unlike other malformed frames it leaves the stream out of step (the frame
+// was not read), so the stream must be reset.
+var ErrTooLarge = fmt.Errorf("%w: frame too large", ErrMalformed)
+
 // ReadFrame reads one length-delimited envelope of at most max bytes. Errors
 // of the stream (EOF, deadline, reset) come back as they are; a frame that is
 // too long or does not parse is an error wrapping [ErrMalformed], after which
@@ -35,7 +40,7 @@ func ReadFrame(r *bufio.Reader, max int) (*pb.Envelope, error) {
 		return nil, fmt.Errorf("wire: reading a frame length: %w", err)
 	}
 	if size > uint64(max) {
-		return nil, fmt.Errorf("%w: frame of %d bytes exceeds the cap of %d", ErrMalformed, size, max)
+		return nil, fmt.Errorf("%w: frame of %d bytes exceeds the cap of %d", ErrTooLarge, size, max)
 	}
 	buf := make([]byte, size)
 	if _, err := io.ReadFull(r, buf); err != nil {
