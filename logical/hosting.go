@@ -44,9 +44,9 @@ type replicaID struct {
 
 // How a replica began its time on this peer.
 const (
-	OriginNew      = "new"       // a new incarnation: nothing carried over (a reset)
-	OriginHandOff  = "hand-off"  // state received from the previous host
-	OriginRestored = "restored"  // state read back from this peer's store
+	OriginNew      = "new"      // a new incarnation: nothing carried over (a reset)
+	OriginHandOff  = "hand-off" // state received from the previous host
+	OriginRestored = "restored" // state read back from this peer's store
 )
 
 type replica struct {

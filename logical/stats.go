@@ -19,7 +19,7 @@ type stats struct {
 // Stats is a snapshot of a peer's counters.
 type Stats struct {
 	Dropped, Malformed, Rejected, Redirects, Redirected, RemoteErrors int64
-	Lookups, HandOffs, HandOffsReceived, NewIncarnations            int64
+	Lookups, HandOffs, HandOffsReceived, NewIncarnations              int64
 }
 
 // Stats returns the peer's counters.

@@ -75,8 +75,8 @@ var ErrBacklog = errors.New("p2p: send queue full")
 // envelopes both ways, so replies and pushed notifications reuse it. Sends
 // never block: they queue for the session's writer goroutine.
 type Transport struct {
-	h       host.Host
-	cfg     TransportConfig
+	h        host.Host
+	cfg      TransportConfig
 	handlers Handlers
 	log      *slog.Logger
 
@@ -94,7 +94,7 @@ type session struct {
 	key    sessionKey
 	out    chan *pb.Envelope
 	last   chan *pb.Envelope // one envelope to write before ending the session
-	stream network.Stream // set once open, under Transport.mu
+	stream network.Stream    // set once open, under Transport.mu
 	done   chan struct{}
 	once   sync.Once
 }
