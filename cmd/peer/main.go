@@ -21,6 +21,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSimCommand())
+	root.AddCommand(newSimCommand(), newTestnetCommand())
 	return root
 }

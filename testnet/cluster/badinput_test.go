@@ -181,9 +181,9 @@ func TestBadInputLeavesThePeerServing(t *testing.T) {
 		}
 	})
 	t.Run("the peer still serves", func(t *testing.T) {
-		x := newExclusion()
+		x := NewExclusion()
 		for _, kind := range []logical.Kind{logical.Backoff, logical.Sigma} {
-			if err := x.section(ctx, c.Live()[0], kind, mine, time.Millisecond); err != nil {
+			if err := x.Section(ctx, c.Live()[0], kind, mine, time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -2,18 +2,11 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/anishathalye/porcupine"
-
-	"github.com/dhtsync/dhtsync/core"
 	"github.com/dhtsync/dhtsync/logical"
-	"github.com/dhtsync/dhtsync/ordering"
-	"github.com/dhtsync/dhtsync/testnet/oracle"
-	"github.com/dhtsync/dhtsync/testnet/sim"
 )
 
 // testDelay is δ of the test deployment; mock links add testLatency one way.
@@ -43,155 +36,42 @@ func startCluster(t *testing.T, opts Options) (*Cluster, context.Context) {
 	return c, ctx
 }
 
-// exclusion records critical sections of many clients in one oracle; all
-// peers share this process's clock.
-type exclusion struct {
-	mu sync.Mutex
-	o  *oracle.Oracle
-}
-
-func newExclusion() *exclusion { return &exclusion{o: oracle.New()} }
-
-// section acquires the lock through member m, holds it for hold, and releases.
-func (x *exclusion) section(ctx context.Context, m *Member, kind logical.Kind, resource string, hold time.Duration) error {
-	l, err := m.Lock(ctx, kind, resource)
-	if err != nil {
-		return err
-	}
-	x.mu.Lock()
-	err = x.o.Enter(resource+"|"+l.Holder(), p2pNow())
-	x.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	select {
-	case <-time.After(hold):
-	case <-l.Done():
-	}
-	x.mu.Lock()
-	end := min(p2pNow(), core.Time(l.Until().UnixNano())) // a lease never outlasts Until
-	err = x.o.Exit(resource+"|"+l.Holder(), end)
-	x.mu.Unlock()
-	l.Unlock()
-	return err
-}
-
-func p2pNow() core.Time { return core.Time(time.Now().UnixNano()) }
-
-// overlaps are the overlapping sections of the same resource.
-func (x *exclusion) overlaps() []oracle.Overlap {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	var out []oracle.Overlap
-	for _, o := range x.o.Overlaps(p2pNow()) {
-		if resourceOf(o.Earlier.Holder) == resourceOf(o.Later.Holder) {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func resourceOf(holder string) string {
-	for i := range holder {
-		if holder[i] == '|' {
-			return holder[:i]
-		}
-	}
-	return holder
-}
-
-// contend runs clients on the given members, each entering the critical
-// section of one of the resources until stop closes; it returns the entries.
-func (x *exclusion) contend(ctx context.Context, t *testing.T, members []*Member, kind logical.Kind, resources []string, stop <-chan struct{}) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for i, m := range members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := x.section(ctx, m, kind, resources[i%len(resources)], 5*time.Millisecond); err != nil {
-					if ctx.Err() == nil {
-						t.Errorf("client on peer %d: %v", m.Index, err)
-					}
-					return
-				}
-			}
-		}()
-	}
-	return &wg
+// contend runs lock clients that fail the test on error.
+func contend(ctx context.Context, t *testing.T, x *Exclusion, members []*Member, kind logical.Kind, resources []string, stop <-chan struct{}) *sync.WaitGroup {
+	return x.Contend(ctx, members, kind, resources, 5*time.Millisecond, stop, func(err error) { t.Error(err) })
 }
 
 func TestContendingClientsAreExclusive(t *testing.T) {
 	for _, kind := range []logical.Kind{logical.Backoff, logical.Sigma} {
 		t.Run(string(kind), func(t *testing.T) {
 			c, ctx := startCluster(t, Options{Peers: 16})
-			x := newExclusion()
+			x := NewExclusion()
 			stop := make(chan struct{})
-			wg := x.contend(ctx, t, c.Live()[:6], kind, []string{"alpha", "beta"}, stop)
+			wg := contend(ctx, t, x, c.Live()[:6], kind, []string{"alpha", "beta"}, stop)
 			time.Sleep(4 * time.Second)
 			close(stop)
 			wg.Wait()
-			if o := x.overlaps(); len(o) > 0 {
+			if o := x.Overlaps(); len(o) > 0 {
 				t.Fatalf("%d overlapping sections, first: %v", len(o), o[0])
 			}
-			if x.o.Entries() < 12 {
-				t.Fatalf("only %d critical sections in 4 s", x.o.Entries())
+			if x.Entries() < 12 {
+				t.Fatalf("only %d critical sections in 4 s", x.Entries())
 			}
-			t.Logf("%d critical sections, no overlap", x.o.Entries())
+			t.Logf("%d critical sections, no overlap", x.Entries())
 		})
 	}
 }
 
-// history records object operations for porcupine.
-type history struct {
-	mu  sync.Mutex
-	ops []porcupine.Operation
-}
-
-func (h *history) submit(ctx context.Context, o *logical.Object, client int, op []byte) error {
-	call := time.Now().UnixNano()
-	res, err := o.Submit(ctx, op)
-	ret := time.Now().UnixNano()
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: op, Call: call,
-		Output: sim.OrderingOutput{Result: res}, Return: ret})
-	h.mu.Unlock()
-	return nil
-}
-
-func (h *history) check(t *testing.T) {
-	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if res := porcupine.CheckOperations(sim.CounterModel, h.ops); !res {
-		t.Fatalf("the history of %d operations is not linearizable", len(h.ops))
-	}
-}
-
 // submitAll has each object client submit perClient additions of 1.
-func (h *history) submitAll(ctx context.Context, t *testing.T, objects []*logical.Object, perClient int) {
-	var wg sync.WaitGroup
-	for i, o := range objects {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range perClient {
-				if err := h.submit(ctx, o, i, ordering.CounterAdd(1)); err != nil {
-					t.Errorf("client %d: %v", i, err)
-					return
-				}
-			}
-		}()
+func submitAll(ctx context.Context, t *testing.T, h *History, objects []*logical.Object, perClient int) {
+	h.SubmitEach(ctx, objects, perClient, nil, func(err error) { t.Error(err) }).Wait()
+}
+
+func checkHistory(t *testing.T, h *History) {
+	t.Helper()
+	if !h.Linearizable() {
+		t.Fatalf("the history of %d operations is not linearizable", h.Len())
 	}
-	wg.Wait()
 }
 
 func openObjects(t *testing.T, members []*Member, resource string) []*logical.Object {
@@ -209,11 +89,7 @@ func openObjects(t *testing.T, members []*Member, resource string) []*logical.Ob
 
 func readCounter(ctx context.Context, t *testing.T, o *logical.Object) int64 {
 	t.Helper()
-	res, err := o.Submit(ctx, ordering.CounterGet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := ordering.DecodeCounterResult(res)
+	v, err := ReadCounter(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,9 +99,9 @@ func readCounter(ctx context.Context, t *testing.T, o *logical.Object) int64 {
 func TestObjectOperationsAreLinearizable(t *testing.T) {
 	c, ctx := startCluster(t, Options{Peers: 16})
 	objects := openObjects(t, c.Live()[:4], "counter")
-	var h history
-	h.submitAll(ctx, t, objects, 10)
-	h.check(t)
+	var h History
+	submitAll(ctx, t, &h, objects, 10)
+	checkHistory(t, &h)
 	if v := readCounter(ctx, t, objects[0]); v != 40 {
 		t.Fatalf("counter at %d after 40 additions", v)
 	}
@@ -274,15 +150,15 @@ func TestKillingAHostMovesTheKey(t *testing.T) {
 			key := mustKey(t, "alpha", 0)
 			victim := c.HostOf(key)
 			clients := notAmong(c, 5, victim)
-			x := newExclusion()
+			x := NewExclusion()
 			stop := make(chan struct{})
-			wg := x.contend(ctx, t, clients, kind, []string{"alpha"}, stop)
+			wg := contend(ctx, t, x, clients, kind, []string{"alpha"}, stop)
 			time.Sleep(1500 * time.Millisecond)
 			before, ok := replicaOn(victim, string(kind), "alpha", 0)
 			if !ok {
 				t.Fatalf("the closest peer does not host replica 0: %v", victim.Replicas())
 			}
-			entries := x.o.Entries()
+			entries := x.Entries()
 			c.Kill(victim.Index)
 			heir := c.HostOf(key)
 			time.Sleep(3 * time.Second)
@@ -295,14 +171,14 @@ func TestKillingAHostMovesTheKey(t *testing.T) {
 			if after.Origin != logical.OriginNew || after.Incarnation == before.Incarnation {
 				t.Fatalf("replica 0 after the kill: %+v; want a new incarnation (before: %+v)", after, before)
 			}
-			if o := x.overlaps(); len(o) > 0 {
+			if o := x.Overlaps(); len(o) > 0 {
 				t.Fatalf("%d overlapping sections, first: %v", len(o), o[0])
 			}
-			if x.o.Entries() <= entries {
+			if x.Entries() <= entries {
 				t.Fatal("no critical section after the kill")
 			}
 			t.Logf("%d sections before the kill, %d after; replica 0 moved to peer %d in incarnation %d",
-				entries, x.o.Entries()-entries, heir.Index, after.Incarnation)
+				entries, x.Entries()-entries, heir.Index, after.Incarnation)
 		})
 	}
 }
@@ -312,11 +188,11 @@ func TestKillingAnObjectHostLosesNoOperation(t *testing.T) {
 	key := mustKey(t, "counter", 0)
 	victim := c.HostOf(key)
 	objects := openObjects(t, notAmong(c, 3, victim), "counter")
-	var h history
-	h.submitAll(ctx, t, objects, 5)
+	var h History
+	submitAll(ctx, t, &h, objects, 5)
 	c.Kill(victim.Index)
-	h.submitAll(ctx, t, objects, 5)
-	h.check(t)
+	submitAll(ctx, t, &h, objects, 5)
+	checkHistory(t, &h)
 	if v := readCounter(ctx, t, objects[0]); v != 30 {
 		t.Fatalf("counter at %d after 30 additions", v)
 	}
@@ -331,8 +207,8 @@ func TestJoiningCloserPeerReceivesTheHandOff(t *testing.T) {
 	key := mustKey(t, "alpha", 0)
 	old := c.HostOf(key)
 	client := notAmong(c, 1, old)[0]
-	x := newExclusion()
-	if err := x.section(ctx, client, logical.Sigma, "alpha", time.Millisecond); err != nil {
+	x := NewExclusion()
+	if err := x.Section(ctx, client, logical.Sigma, "alpha", time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	before, ok := replicaOn(old, "sigma", "alpha", 0)
@@ -363,7 +239,7 @@ func TestJoiningCloserPeerReceivesTheHandOff(t *testing.T) {
 	}
 	// The client's cache still names the old host: its next request there is
 	// redirected to the new one.
-	if err := x.section(ctx, client, logical.Sigma, "alpha", time.Millisecond); err != nil {
+	if err := x.Section(ctx, client, logical.Sigma, "alpha", time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if client.Stats().Redirected == 0 {
@@ -379,13 +255,13 @@ func TestRestartedPeerResumesItsReplicas(t *testing.T) {
 	key := mustKey(t, "alpha", 0)
 	host := c.HostOf(key)
 	client := notAmong(c, 1, host)[0]
-	x := newExclusion()
-	if err := x.section(ctx, client, logical.Sigma, "alpha", time.Millisecond); err != nil {
+	x := NewExclusion()
+	if err := x.Section(ctx, client, logical.Sigma, "alpha", time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	objects := openObjects(t, []*Member{client}, "counter")
-	var h history
-	h.submitAll(ctx, t, objects, 3)
+	var h History
+	submitAll(ctx, t, &h, objects, 3)
 	before := host.Replicas()
 	if len(before) == 0 {
 		t.Fatal("the host holds no replica")
@@ -406,11 +282,11 @@ func TestRestartedPeerResumesItsReplicas(t *testing.T) {
 	if err := c.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := x.section(ctx, client, logical.Sigma, "alpha", time.Millisecond); err != nil {
+	if err := x.Section(ctx, client, logical.Sigma, "alpha", time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	h.submitAll(ctx, t, objects, 2)
-	h.check(t)
+	submitAll(ctx, t, &h, objects, 2)
+	checkHistory(t, &h)
 	if v := readCounter(ctx, t, objects[0]); v != 5 {
 		t.Fatalf("counter at %d after 5 additions", v)
 	}
@@ -421,17 +297,17 @@ func TestRestartedPeerResumesItsReplicas(t *testing.T) {
 
 func TestLoopbackTCP(t *testing.T) {
 	c, ctx := startCluster(t, Options{Peers: 16, TCP: true})
-	x := newExclusion()
+	x := NewExclusion()
 	stop := make(chan struct{})
-	wg := x.contend(ctx, t, c.Live()[:4], logical.Sigma, []string{"alpha"}, stop)
+	wg := contend(ctx, t, x, c.Live()[:4], logical.Sigma, []string{"alpha"}, stop)
 	objects := openObjects(t, c.Live()[4:6], "counter")
-	var h history
-	h.submitAll(ctx, t, objects, 5)
+	var h History
+	submitAll(ctx, t, &h, objects, 5)
 	close(stop)
 	wg.Wait()
-	h.check(t)
-	if o := x.overlaps(); len(o) > 0 || x.o.Entries() == 0 {
-		t.Fatalf("%d sections, %d overlaps", x.o.Entries(), len(o))
+	checkHistory(t, &h)
+	if o := x.Overlaps(); len(o) > 0 || x.Entries() == 0 {
+		t.Fatalf("%d sections, %d overlaps", x.Entries(), len(o))
 	}
-	t.Log(fmt.Sprintf("%d critical sections and %d operations over loopback TCP", x.o.Entries(), len(h.ops)))
+	t.Logf("%d critical sections and %d operations over loopback TCP", x.Entries(), h.Len())
 }
