@@ -26,6 +26,10 @@ type resolver struct {
 	waiting map[Key][]waitingMessage // non-nil entry: a lookup is under way
 }
 
+// fallbackTTL is how long a host chosen from the local routing table alone,
+// after a failed lookup, is trusted.
+const fallbackTTL = time.Second
+
 type cachedHost struct {
 	peer  peer.ID
 	until time.Time
@@ -70,17 +74,19 @@ func (r *resolver) lookup(key Key) {
 	ctx, cancel := context.WithTimeout(r.p.ctx, r.p.cfg.LookupTimeout)
 	closest, err := r.p.dht.GetClosestPeers(ctx, string(key[:]))
 	cancel()
+	ttl := r.p.cfg.CacheTTL
+	if err != nil {
+		// No answer from the network (an empty routing table: a peer alone,
+		// or cut off): the best this peer knows is its own table. Trusted
+		// briefly, so that a lookup is tried again soon.
+		r.p.cfg.Log.Debug("lookup", "key", key, "err", err)
+		closest, ttl = r.p.hosting.connectedPeers(), fallbackTTL
+	}
+	host := closestOf(key, append(closest, r.p.self))
 	r.mu.Lock()
 	waiting := r.waiting[key]
 	delete(r.waiting, key)
-	if err != nil {
-		r.mu.Unlock()
-		r.p.cfg.Log.Debug("lookup", "key", key, "err", err)
-		r.p.stats.dropped.Add(int64(len(waiting))) // the protocols retry
-		return
-	}
-	host := closestOf(key, append(closest, r.p.self))
-	r.cache[key] = cachedHost{host, time.Now().Add(r.p.cfg.CacheTTL)}
+	r.cache[key] = cachedHost{host, time.Now().Add(ttl)}
 	r.mu.Unlock()
 	for _, w := range waiting {
 		r.p.sendTo(host, w.proto, w.env)

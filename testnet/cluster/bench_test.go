@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,16 +68,12 @@ func BenchmarkAcquireCached(b *testing.B) {
 }
 
 // BenchmarkAcquireCold measures the first acquire by a peer that has never
-// looked up the resource's replica hosts: DHT lookups included. Each iteration
-// uses another peer of a 64-peer cluster, so run it with at most 63
-// iterations (-benchtime 30x).
+// looked up the resource's replica hosts: DHT lookups and new streams
+// included. Each iteration uses another peer.
 func BenchmarkAcquireCold(b *testing.B) {
 	for _, kind := range []logical.Kind{logical.Backoff, logical.Sigma} {
 		b.Run(string(kind), func(b *testing.B) {
-			if b.N > 63 {
-				b.Skipf("%d iterations: one fresh peer each, 63 at most", b.N)
-			}
-			c, ctx := benchCluster(b, 64)
+			c, ctx := benchCluster(b, max(16, b.N+1)) // a fresh peer per iteration
 			warm, err := c.Live()[0].Lock(ctx, kind, "bench")
 			if err != nil {
 				b.Fatal(err)
@@ -160,4 +158,63 @@ func BenchmarkOrderingSubmit(b *testing.B) {
 		total += time.Since(start)
 	}
 	reportRTT(b, total, b.N, "submit")
+}
+
+// BenchmarkPeersInOneProcess runs 64 peers with 8 Sigma lock clients on 4
+// locks and 2 counter clients for 10 s per iteration, and reports the CPU time
+// and the live heap per peer.
+func BenchmarkPeersInOneProcess(b *testing.B) {
+	const peers, window = 64, 10 * time.Second
+	c, ctx := benchCluster(b, peers)
+	var cpu time.Duration
+	var sections, ops int
+	b.ResetTimer()
+	for range b.N {
+		x, h := NewExclusion(), &History{}
+		objects := []*logical.Object{}
+		for _, m := range c.Live()[8:10] {
+			o, err := m.Object("bench-counter")
+			if err != nil {
+				b.Fatal(err)
+			}
+			objects = append(objects, o)
+		}
+		stop := make(chan struct{})
+		fail := func(err error) { b.Error(err) }
+		before := processCPU()
+		locks := x.Contend(ctx, c.Live()[:8], logical.Sigma, []string{"l0", "l1", "l2", "l3"}, 10*time.Millisecond, stop, fail)
+		counter := h.SubmitEach(ctx, objects, 0, stop, fail)
+		time.Sleep(window)
+		close(stop)
+		locks.Wait()
+		counter.Wait()
+		cpu += processCPU() - before
+		sections += x.Entries()
+		ops += h.Len()
+		for _, o := range objects {
+			o.Close()
+		}
+		if len(x.Overlaps()) > 0 || !h.Linearizable() {
+			b.Fatal("unsafe run")
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	elapsed := time.Duration(b.N) * window
+	b.ReportMetric(100*float64(cpu)/float64(elapsed)/peers, "%CPU/peer")
+	b.ReportMetric(float64(ms.HeapInuse)/peers/(1<<20), "heap-MiB/peer")
+	b.ReportMetric(float64(runtime.NumGoroutine())/peers, "goroutines/peer")
+	b.ReportMetric(float64(sections)/elapsed.Seconds(), "sections/s")
+	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
+}
+
+// processCPU is the user and system CPU time of this process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
