@@ -222,12 +222,18 @@ func clientPeer(c core.ClientID) (peer.ID, error) {
 	return peer.Decode(id)
 }
 
+// ClientName is the name of a client of peer p: "<peer id>/<local name>".
+// Replicas accept a client name only over a stream from that peer.
+func ClientName(p peer.ID, local string) core.ClientID {
+	return core.ClientID(p.String() + "/" + local)
+}
+
 // newClientID names a new local client "<peer id>/<kind>-<n>".
 func (p *Peer) newClientID(kind string) core.ClientID {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nextClient++
-	return core.ClientID(fmt.Sprintf("%s/%s-%d", p.self, kind, p.nextClient))
+	return ClientName(p.self, fmt.Sprintf("%s-%d", kind, p.nextClient))
 }
 
 func (p *Peer) register(k clientKey, r *p2p.Runner) {

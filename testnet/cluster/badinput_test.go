@@ -180,6 +180,23 @@ func TestBadInputLeavesThePeerServing(t *testing.T) {
 			t.Fatalf("want a refused negotiation, got %v", err)
 		}
 	})
+	t.Run("bad calls are errors", func(t *testing.T) {
+		p := c.Live()[0]
+		if _, err := p.Lock(ctx, "paxos", mine); err == nil || !strings.Contains(err.Error(), "unknown mutex protocol") {
+			t.Fatalf("unknown protocol: %v", err)
+		}
+		if _, err := p.Lock(ctx, logical.Sigma, ""); err == nil {
+			t.Fatal("an empty resource name was accepted")
+		}
+		if _, err := p.Object(strings.Repeat("x", logical.MaxResourceLen+1)); err == nil {
+			t.Fatal("an oversized resource name was accepted")
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := p.Lock(cancelled, logical.Sigma, mine); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a cancelled lock returned %v", err)
+		}
+	})
 	t.Run("the peer still serves", func(t *testing.T) {
 		x := NewExclusion()
 		for _, kind := range []logical.Kind{logical.Backoff, logical.Sigma} {
