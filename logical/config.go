@@ -19,9 +19,9 @@ type Config struct {
 	Backoff  backoff.Config
 	Sigma    sigma.Config
 	Ordering ordering.Config
-	// OrderingMutex is the backoff mutex an object's clients contend through
-	// (its N must be the object's).
-	OrderingMutex backoff.Config
+	// OrderingMutex is the Sigma deployment an object's clients contend
+	// through (its N must be the object's).
+	OrderingMutex sigma.Config
 
 	// Store keeps replica states; in memory when nil. Give a persistent store
 	// (see OpenStore) to keep replicas across restarts.
@@ -40,19 +40,17 @@ type Config struct {
 }
 
 // DefaultConfig is a deployment for a network whose one-way delays stay under
-// maxDelay (δ): backoff n=6 b=1, Sigma n=8 m=6, objects n=7 b=1, leases of
-// 20δ (at least one second), grace periods on.
+// maxDelay (δ): backoff n=6 b=1, Sigma n=8 m=6, objects n=7 b=1 (contending
+// through Sigma n=7 m=5), leases of 20δ (at least one second), grace periods
+// on.
 func DefaultConfig(maxDelay time.Duration) Config {
 	lease := max(20*maxDelay, time.Second)
-	mutexCfg := func(n, b int) backoff.Config {
-		return backoff.Config{N: n, B: b, Lease: lease, MaxDelay: maxDelay,
-			DelayedReplies: true, EarlyRelease: true, Grace: true}
-	}
 	return Config{
-		Backoff:       mutexCfg(6, 1),
+		Backoff: backoff.Config{N: 6, B: 1, Lease: lease, MaxDelay: maxDelay,
+			DelayedReplies: true, EarlyRelease: true, Grace: true},
 		Sigma:         sigma.Config{N: 8, M: 6, Lease: lease, MaxDelay: maxDelay, Grace: true},
 		Ordering:      ordering.Config{N: 7, B: 1, Object: ordering.Counter{}, MaxDelay: maxDelay, PhaseTimeout: 4 * maxDelay},
-		OrderingMutex: mutexCfg(7, 1),
+		OrderingMutex: sigma.Config{N: 7, M: 5, Lease: lease, MaxDelay: maxDelay, Grace: true},
 	}
 }
 

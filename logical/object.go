@@ -3,11 +3,10 @@ package logical
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 
 	"github.com/dhtsync/dhtsync/core"
-	"github.com/dhtsync/dhtsync/mutex/backoff"
+	"github.com/dhtsync/dhtsync/mutex/sigma"
 	"github.com/dhtsync/dhtsync/ordering"
 	"github.com/dhtsync/dhtsync/p2p"
 	"github.com/dhtsync/dhtsync/p2p/wire"
@@ -33,7 +32,7 @@ func (p *Peer) Object(resource string) (*Object, error) {
 	}
 	svc := p.services[wire.Ordering]
 	id := p.newClientID("object")
-	m, err := backoff.NewClient(p.cfg.OrderingMutex, id, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
+	m, err := sigma.NewClient(p.cfg.OrderingMutex, id)
 	if err != nil {
 		return nil, err
 	}

@@ -10,10 +10,10 @@ import (
 )
 
 // OrderingState is an ordering replica's state: the object's server and the
-// backoff mutex its clients contend through.
+// Sigma replica its clients contend through.
 type OrderingState struct {
 	Server ordering.ServerState
-	Mutex  backoff.ServerState
+	Mutex  sigma.ReplicaState
 }
 
 // StateID says whose state a State is.
@@ -33,26 +33,30 @@ func EncodeState(now core.Time, id StateID, st any) *pb.State {
 	case backoff.ServerState:
 		out.Replica = &pb.State_Backoff{Backoff: backoffState(st, rel)}
 	case sigma.ReplicaState:
-		s := &pb.SigmaState{Incarnation: st.Incarnation, Version: st.Version,
-			Owner: &pb.QueuedRequest{Client: string(st.Owner.Client), Ts: st.Owner.TS}, OwnerLastSeq: st.OwnerLastSeq,
-			OwnerSince: rel(st.OwnerSince), Expiry: rel(st.Expiry), GraceUntil: rel(st.GraceUntil),
-			MeanCs: int64(st.MeanCS), Released: st.LastRelease != 0, Clock: st.Clock}
-		if st.LastRelease != 0 {
-			s.LastRelease = rel(st.LastRelease)
-		}
-		for _, q := range st.Queue {
-			s.Queue = append(s.Queue, &pb.QueuedRequest{Client: string(q.Client), Ts: q.TS})
-		}
-		for _, f := range st.Finished {
-			s.Finished = append(s.Finished, &pb.FinishedRequest{Client: string(f.Client), Req: f.Req, At: rel(f.At)})
-		}
-		out.Replica = &pb.State_Sigma{Sigma: s}
+		out.Replica = &pb.State_Sigma{Sigma: sigmaState(st, rel)}
 	case OrderingState:
 		out.Replica = &pb.State_Ordering{Ordering: &pb.OrderingState{Committed: snapshot(st.Server.Committed),
 			Proposed: snapshot(st.Server.Proposed), Proposer: rank(st.Server.Proposer), MaxRank: rank(st.Server.MaxRank),
-			Pending: ops(st.Server.Pending), Mutex: backoffState(st.Mutex, rel)}}
+			Pending: ops(st.Server.Pending), Mutex: sigmaState(st.Mutex, rel)}}
 	}
 	return out
+}
+
+func sigmaState(st sigma.ReplicaState, rel func(core.Time) int64) *pb.SigmaState {
+	s := &pb.SigmaState{Incarnation: st.Incarnation, Version: st.Version,
+		Owner: &pb.QueuedRequest{Client: string(st.Owner.Client), Ts: st.Owner.TS}, OwnerLastSeq: st.OwnerLastSeq,
+		OwnerSince: rel(st.OwnerSince), Expiry: rel(st.Expiry), GraceUntil: rel(st.GraceUntil),
+		MeanCs: int64(st.MeanCS), Released: st.LastRelease != 0, Clock: st.Clock}
+	if st.LastRelease != 0 {
+		s.LastRelease = rel(st.LastRelease)
+	}
+	for _, q := range st.Queue {
+		s.Queue = append(s.Queue, &pb.QueuedRequest{Client: string(q.Client), Ts: q.TS})
+	}
+	for _, f := range st.Finished {
+		s.Finished = append(s.Finished, &pb.FinishedRequest{Client: string(f.Client), Req: f.Req, At: rel(f.At)})
+	}
+	return s
 }
 
 func backoffState(st backoff.ServerState, rel func(core.Time) int64) *pb.BackoffState {
@@ -76,25 +80,8 @@ func DecodeState(st *pb.State, base core.Time) (id StateID, state any, err error
 		s, err := decodeBackoffState(r.Backoff, abs)
 		return id, s, err
 	case *pb.State_Sigma:
-		s := r.Sigma
-		mean, err := duration(s.MeanCs)
-		if err != nil {
-			return StateID{}, nil, err
-		}
-		out := sigma.ReplicaState{Incarnation: s.Incarnation, Version: s.Version,
-			Owner:        sigma.QueuedRequest{Client: core.ClientID(s.Owner.GetClient()), TS: s.Owner.GetTs()},
-			OwnerLastSeq: s.OwnerLastSeq, OwnerSince: abs(s.OwnerSince), Expiry: abs(s.Expiry),
-			GraceUntil: abs(s.GraceUntil), MeanCS: mean, Clock: s.Clock}
-		if s.Released {
-			out.LastRelease = abs(s.LastRelease)
-		}
-		for _, q := range s.Queue {
-			out.Queue = append(out.Queue, sigma.QueuedRequest{Client: core.ClientID(q.Client), TS: q.Ts})
-		}
-		for _, f := range s.Finished {
-			out.Finished = append(out.Finished, mutex.FinishedRequest{Client: core.ClientID(f.Client), Req: f.Req, At: abs(f.At)})
-		}
-		return id, out, nil
+		out, err := decodeSigmaState(r.Sigma, abs)
+		return id, out, err
 	case *pb.State_Ordering:
 		o := r.Ordering
 		committed, err := decodeSnapshot(o.Committed, true)
@@ -109,7 +96,7 @@ func DecodeState(st *pb.State, base core.Time) (id StateID, state any, err error
 		if err != nil {
 			return StateID{}, nil, err
 		}
-		m, err := decodeBackoffState(o.Mutex, abs)
+		m, err := decodeSigmaState(o.Mutex, abs)
 		return id, OrderingState{Server: ordering.ServerState{Committed: committed, Proposed: proposed,
 			Proposer: decodeRank(o.Proposer), MaxRank: decodeRank(o.MaxRank), Pending: pending}, Mutex: m}, err
 	default:
@@ -121,4 +108,25 @@ func decodeBackoffState(s *pb.BackoffState, abs func(int64) core.Time) (backoff.
 	lease, err := duration(s.GetLastLease())
 	return backoff.ServerState{Granted: s.GetGranted(), LastGranted: abs(s.GetLastGranted()), LastLease: lease,
 		LastClient: core.ClientID(s.GetLastClient()), LastRound: s.GetLastRound()}, err
+}
+
+func decodeSigmaState(s *pb.SigmaState, abs func(int64) core.Time) (sigma.ReplicaState, error) {
+	mean, err := duration(s.GetMeanCs())
+	if err != nil {
+		return sigma.ReplicaState{}, err
+	}
+	out := sigma.ReplicaState{Incarnation: s.GetIncarnation(), Version: s.GetVersion(),
+		Owner:        sigma.QueuedRequest{Client: core.ClientID(s.GetOwner().GetClient()), TS: s.GetOwner().GetTs()},
+		OwnerLastSeq: s.GetOwnerLastSeq(), OwnerSince: abs(s.GetOwnerSince()), Expiry: abs(s.GetExpiry()),
+		GraceUntil: abs(s.GetGraceUntil()), MeanCS: mean, Clock: s.GetClock()}
+	if s.GetReleased() {
+		out.LastRelease = abs(s.GetLastRelease())
+	}
+	for _, q := range s.GetQueue() {
+		out.Queue = append(out.Queue, sigma.QueuedRequest{Client: core.ClientID(q.Client), TS: q.Ts})
+	}
+	for _, f := range s.GetFinished() {
+		out.Finished = append(out.Finished, mutex.FinishedRequest{Client: core.ClientID(f.Client), Req: f.Req, At: abs(f.At)})
+	}
+	return out, nil
 }

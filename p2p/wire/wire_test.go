@@ -83,7 +83,7 @@ func TestStatesSurviveTheWireOnAnotherClock(t *testing.T) {
 		OwnerSince: sent - 50, Expiry: sent + 900, GraceUntil: sent - 10, Queue: []sigma.QueuedRequest{{Client: "p/b", TS: 3}},
 		MeanCS: time.Millisecond, LastRelease: sent - 20, Clock: 3,
 		Finished: []mutex.FinishedRequest{{Client: "p/c", Req: 1, At: sent - 30}}}
-	ord := OrderingState{Server: ordering.ServerState{Committed: s1, MaxRank: ordering.Rank{N: 2, Client: "p/a"}}, Mutex: bo}
+	ord := OrderingState{Server: ordering.ServerState{Committed: s1, MaxRank: ordering.Rank{N: 2, Client: "p/a"}}, Mutex: sg}
 	for _, st := range []any{bo, sg, ord} {
 		id := StateID{Resource: "r", Index: 2, Incarnation: 4}
 		gotID, got, err := DecodeState(roundTrip(t, EncodeState(sent, id, st)), arrived)
@@ -97,10 +97,13 @@ func TestStatesSurviveTheWireOnAnotherClock(t *testing.T) {
 			want = st
 		case sigma.ReplicaState:
 			st.OwnerSince, st.Expiry, st.GraceUntil, st.LastRelease = shift(st.OwnerSince), shift(st.Expiry), shift(st.GraceUntil), shift(st.LastRelease)
-			st.Finished[0].At = shift(st.Finished[0].At)
+			st.Finished = []mutex.FinishedRequest{{Client: "p/c", Req: 1, At: shift(sent - 30)}} // a copy: sg's is shared
 			want = st
 		case OrderingState:
-			st.Mutex.LastGranted = shift(st.Mutex.LastGranted)
+			m := st.Mutex
+			m.OwnerSince, m.Expiry, m.GraceUntil, m.LastRelease = shift(m.OwnerSince), shift(m.Expiry), shift(m.GraceUntil), shift(m.LastRelease)
+			m.Finished = []mutex.FinishedRequest{{Client: "p/c", Req: 1, At: shift(sent - 30)}}
+			st.Mutex = m
 			want = st
 		}
 		if !reflect.DeepEqual(got, want) {

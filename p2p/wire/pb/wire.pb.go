@@ -2566,8 +2566,8 @@ type OrderingState struct {
 	Proposer  *Rank                  `protobuf:"bytes,3,opt,name=proposer,proto3" json:"proposer,omitempty"`
 	MaxRank   *Rank                  `protobuf:"bytes,4,opt,name=max_rank,json=maxRank,proto3" json:"max_rank,omitempty"`
 	Pending   []*Op                  `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"`
-	// The embedded mutex replica its clients contend through.
-	Mutex         *BackoffState `protobuf:"bytes,6,opt,name=mutex,proto3" json:"mutex,omitempty"`
+	// The Sigma replica the object's clients contend through.
+	Mutex         *SigmaState `protobuf:"bytes,6,opt,name=mutex,proto3" json:"mutex,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2637,7 +2637,7 @@ func (x *OrderingState) GetPending() []*Op {
 	return nil
 }
 
-func (x *OrderingState) GetMutex() *BackoffState {
+func (x *OrderingState) GetMutex() *SigmaState {
 	if x != nil {
 		return x.Mutex
 	}
@@ -2834,14 +2834,14 @@ const file_wire_proto_rawDesc = "" +
 	" \x01(\x12R\vlastRelease\x12\x1a\n" +
 	"\breleased\x18\v \x01(\bR\breleased\x12\x14\n" +
 	"\x05clock\x18\f \x01(\x04R\x05clock\x12<\n" +
-	"\bfinished\x18\r \x03(\v2 .dhtsync.wire.v1.FinishedRequestR\bfinished\"\xc8\x02\n" +
+	"\bfinished\x18\r \x03(\v2 .dhtsync.wire.v1.FinishedRequestR\bfinished\"\xc6\x02\n" +
 	"\rOrderingState\x127\n" +
 	"\tcommitted\x18\x01 \x01(\v2\x19.dhtsync.wire.v1.SnapshotR\tcommitted\x125\n" +
 	"\bproposed\x18\x02 \x01(\v2\x19.dhtsync.wire.v1.SnapshotR\bproposed\x121\n" +
 	"\bproposer\x18\x03 \x01(\v2\x15.dhtsync.wire.v1.RankR\bproposer\x120\n" +
 	"\bmax_rank\x18\x04 \x01(\v2\x15.dhtsync.wire.v1.RankR\amaxRank\x12-\n" +
-	"\apending\x18\x05 \x03(\v2\x13.dhtsync.wire.v1.OpR\apending\x123\n" +
-	"\x05mutex\x18\x06 \x01(\v2\x1d.dhtsync.wire.v1.BackoffStateR\x05mutexB(Z&github.com/dhtsync/dhtsync/p2p/wire/pbb\x06proto3"
+	"\apending\x18\x05 \x03(\v2\x13.dhtsync.wire.v1.OpR\apending\x121\n" +
+	"\x05mutex\x18\x06 \x01(\v2\x1b.dhtsync.wire.v1.SigmaStateR\x05mutexB(Z&github.com/dhtsync/dhtsync/p2p/wire/pbb\x06proto3"
 
 var (
 	file_wire_proto_rawDescOnce sync.Once
@@ -2955,7 +2955,7 @@ var file_wire_proto_depIdxs = []int32{
 	13, // 55: dhtsync.wire.v1.OrderingState.proposer:type_name -> dhtsync.wire.v1.Rank
 	13, // 56: dhtsync.wire.v1.OrderingState.max_rank:type_name -> dhtsync.wire.v1.Rank
 	12, // 57: dhtsync.wire.v1.OrderingState.pending:type_name -> dhtsync.wire.v1.Op
-	32, // 58: dhtsync.wire.v1.OrderingState.mutex:type_name -> dhtsync.wire.v1.BackoffState
+	35, // 58: dhtsync.wire.v1.OrderingState.mutex:type_name -> dhtsync.wire.v1.SigmaState
 	59, // [59:59] is the sub-list for method output_type
 	59, // [59:59] is the sub-list for method input_type
 	59, // [59:59] is the sub-list for extension type_name
