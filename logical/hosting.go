@@ -287,9 +287,11 @@ func (h *hosting) serviceNamed(name string) *service {
 	return nil
 }
 
-// install continues a replica from a carried state, replacing a local one
-// only if that one is still in its grace period (it has granted nothing, so
-// the carried state is the truth).
+// install continues a replica from a carried state. It replaces a local
+// replica of the same key only if the carried state is newer: a later
+// incarnation (the local one was restored from storage while another peer
+// hosted the key), or the local one is a new incarnation still in its grace
+// period (it has granted nothing, so the carried state is the truth).
 func (h *hosting) install(svc *service, sid wire.StateID, state any, origin string) error {
 	key, err := ReplicaKey(sid.Resource, sid.Index)
 	if err != nil {
@@ -299,12 +301,13 @@ func (h *hosting) install(svc *service, sid wire.StateID, state any, origin stri
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if old := h.replicas[id]; old != nil {
-		if old.origin != OriginNew || time.Since(old.since) > svc.grace {
+		inGrace := old.origin == OriginNew && time.Since(old.since) <= svc.grace
+		if sid.Incarnation <= old.incarnation && !inGrace {
 			return nil
 		}
 		old.runner.Close()
 	}
-	node, err := svc.restore(state)
+	node, err := svc.restore(state, origin == OriginRestored, p2p.Now())
 	if err != nil {
 		return err
 	}

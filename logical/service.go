@@ -25,8 +25,13 @@ type service struct {
 	// arrives within it replaces the new incarnation (which granted nothing).
 	grace      time.Duration
 	newReplica func(now core.Time, incarnation uint64) (core.Node, error)
-	restore    func(state any) (core.Node, error)
-	state      func(node core.Node) (any, bool)
+	// restore continues a replica from a carried state. A state read back
+	// from this peer's own store after a restart (resumed) may be stale:
+	// another peer may have hosted the replica meanwhile, so it resumes with
+	// the grace period (and an ordering replica recovers too). A hand-off's
+	// state is current and continues as it is.
+	restore func(state any, resumed bool, now core.Time) (core.Node, error)
+	state   func(node core.Node) (any, bool)
 }
 
 func backoffService(cfg backoff.Config) (*service, error) {
@@ -35,10 +40,15 @@ func backoffService(cfg backoff.Config) (*service, error) {
 	}
 	return &service{name: "backoff", proto: wire.Backoff, n: cfg.N, grace: backoffGrace(cfg),
 		newReplica: func(now core.Time, _ uint64) (core.Node, error) { return backoff.NewServer(cfg, now) },
-		restore: func(st any) (core.Node, error) {
+		restore: func(st any, resumed bool, now core.Time) (core.Node, error) {
 			s, ok := st.(backoff.ServerState)
 			if !ok {
 				return nil, fmt.Errorf("logical: a %T is not a backoff replica", st)
+			}
+			if resumed && cfg.Grace {
+				// A backoff replica's state is its last grant, which the grace
+				// window outlasts: resuming is starting afresh in grace.
+				return backoff.NewServer(cfg, now)
 			}
 			return backoff.RestoreServer(cfg, s)
 		},
@@ -67,15 +77,24 @@ func sigmaService(cfg sigma.Config) (*service, error) {
 		newReplica: func(now core.Time, incarnation uint64) (core.Node, error) {
 			return sigma.NewReplica(cfg, incarnation, now)
 		},
-		restore: func(st any) (core.Node, error) {
+		restore: func(st any, resumed bool, now core.Time) (core.Node, error) {
 			s, ok := st.(sigma.ReplicaState)
 			if !ok {
 				return nil, fmt.Errorf("logical: a %T is not a Sigma replica", st)
 			}
-			return sigma.RestoreReplica(cfg, s)
+			return resumeSigma(cfg, s, resumed, now)
 		},
 		state: func(node core.Node) (any, bool) { return node.(*sigma.Replica).State(), true },
 	}, nil
+}
+
+// resumeSigma continues a Sigma replica; resumed from storage, it keeps its
+// queue and owner but grants nothing for one lease.
+func resumeSigma(cfg sigma.Config, st sigma.ReplicaState, resumed bool, now core.Time) (*sigma.Replica, error) {
+	if resumed && cfg.Grace {
+		st.GraceUntil = max(st.GraceUntil, now.Add(cfg.Lease))
+	}
+	return sigma.RestoreReplica(cfg, st)
 }
 
 // orderingService hosts an object's replicas: the ordering server and the
@@ -104,16 +123,20 @@ func orderingService(cfg ordering.Config, mutexCfg sigma.Config) (*service, erro
 			m, err := sigma.NewReplica(mutexCfg, incarnation, now)
 			return &ordering.Replica{Server: s, Mutex: m}, err
 		},
-		restore: func(st any) (core.Node, error) {
+		restore: func(st any, resumed bool, now core.Time) (core.Node, error) {
 			s, ok := st.(wire.OrderingState)
 			if !ok {
 				return nil, fmt.Errorf("logical: a %T is not an ordering replica", st)
 			}
-			srv, err := ordering.RestoreServer(cfg, s.Server)
+			resume := ordering.RestoreServer
+			if resumed {
+				resume = ordering.ResumeServer
+			}
+			srv, err := resume(cfg, s.Server)
 			if err != nil {
 				return nil, err
 			}
-			m, err := sigma.RestoreReplica(mutexCfg, s.Mutex)
+			m, err := resumeSigma(mutexCfg, s.Mutex, resumed, now)
 			return &ordering.Replica{Server: srv, Mutex: m}, err
 		},
 		state: func(node core.Node) (any, bool) {

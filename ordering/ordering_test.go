@@ -217,3 +217,24 @@ func mustRecovering(t *testing.T) *Server {
 	}
 	return s
 }
+
+func TestResumedReplicaRecoversAndKeepsTheNewer(t *testing.T) {
+	v1 := Derive(Counter{}, Initial(), []Op{op("a", 1, 1)}, 8)
+	v2 := Derive(Counter{}, v1, []Op{op("a", 2, 1)}, 8)
+	for _, tc := range []struct {
+		own, others, want *Snapshot
+	}{{v1, v2, v2}, {v2, v1, v2}} {
+		s, _ := ResumeServer(cfg(), ServerState{Committed: tc.own, MaxRank: Rank{5, "x"}})
+		var rec core.Recorder
+		s.Start(0, &rec)
+		if len(rec.Sent) != 7 {
+			t.Fatal("a resumed replica did not ask the others")
+		}
+		for i := range 6 {
+			s.Receive(0, core.ReplicaAddr(i), StateReply{Committed: tc.others, MaxRank: Rank{1, "y"}}, &rec)
+		}
+		if s.recovering || s.Committed() != tc.want || s.maxRank != (Rank{5, "x"}) {
+			t.Fatalf("own %v, others %v: committed %v rank %v, want %v and the own rank", tc.own, tc.others, s.Committed(), s.maxRank, tc.want)
+		}
+	}
+}

@@ -198,8 +198,10 @@ func (s *Server) tryRecover() {
 		return
 	}
 	slices.SortFunc(ranks, func(a, b Rank) int { return b.Compare(a) })
-	s.committed = best
-	if len(ranks) > s.cfg.B {
+	if best.Version >= s.committed.Version { // a resumed replica keeps a newer state of its own
+		s.committed = best
+	}
+	if len(ranks) > s.cfg.B && ranks[s.cfg.B].Compare(s.maxRank) > 0 {
 		s.maxRank = ranks[s.cfg.B]
 	}
 	s.recovering, s.replies = false, nil

@@ -38,3 +38,16 @@ func RestoreServer(cfg Config, st ServerState) (*Server, error) {
 	}
 	return s, nil
 }
+
+// ResumeServer returns a replica that continues from st read back from stable
+// storage after a restart. Other hosts may have served the replica meanwhile,
+// so st may be stale: the replica recovers like a reset one (unless
+// cfg.NoRecovery), and keeps its own state where that is the newer.
+func ResumeServer(cfg Config, st ServerState) (*Server, error) {
+	s, err := RestoreServer(cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	s.recovering = !s.cfg.NoRecovery
+	return s, nil
+}

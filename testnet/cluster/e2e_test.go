@@ -311,3 +311,40 @@ func TestLoopbackTCP(t *testing.T) {
 	}
 	t.Logf("%d critical sections and %d operations over loopback TCP", x.Entries(), h.Len())
 }
+
+func TestRestartedPeerDefersToTheHeirsNewerState(t *testing.T) {
+	c, ctx := startCluster(t, Options{Peers: 16, DataDir: t.TempDir()})
+	key := mustKey(t, "alpha", 0)
+	victim := c.HostOf(key)
+	x := NewExclusion()
+	stop := make(chan struct{})
+	wg := contend(ctx, t, x, notAmong(c, 4, victim), logical.Sigma, []string{"alpha"}, stop)
+	time.Sleep(time.Second)
+	c.Kill(victim.Index)
+	time.Sleep(2 * time.Second) // the heir serves replica 0 in a new incarnation
+	heir := c.HostOf(key)
+	fresh, ok := replicaOn(heir, "sigma", "alpha", 0)
+	if !ok {
+		t.Fatal("no heir hosts replica 0")
+	}
+	if err := c.Restart(ctx, victim.Index); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := replicaOn(victim, "sigma", "alpha", 0); !ok || r.Origin != logical.OriginRestored {
+		t.Fatalf("the restarted peer did not restore replica 0: %+v", r)
+	}
+	time.Sleep(3 * time.Second) // the heir hands its newer state back
+	close(stop)
+	wg.Wait()
+	if o := x.Overlaps(); len(o) > 0 {
+		t.Fatalf("%d overlapping sections, first: %v", len(o), o[0])
+	}
+	back, ok := replicaOn(victim, "sigma", "alpha", 0)
+	if !ok || back.Origin != logical.OriginHandOff || back.Incarnation != fresh.Incarnation {
+		t.Fatalf("replica 0 on the restarted peer: %+v; want the heir's incarnation %d handed back", back, fresh.Incarnation)
+	}
+	if _, still := replicaOn(heir, "sigma", "alpha", 0); still {
+		t.Fatal("the heir still hosts replica 0")
+	}
+	t.Logf("%d critical sections, no overlap; replica 0 went to peer %d and back", x.Entries(), heir.Index)
+}
