@@ -3,6 +3,7 @@ package p2p
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,5 +155,42 @@ func TestKeyFileKeepsTheIdentity(t *testing.T) {
 	}
 	if _, err := ParsePeers([]string{"/ip4/1.2.3.4/tcp/1"}); err == nil {
 		t.Fatal("an address without /p2p/ was accepted as a peer")
+	}
+}
+
+func TestQUIC(t *testing.T) {
+	quic := HostConfig{Listen: []string{"/ip4/127.0.0.1/udp/0/quic-v1"}}
+	a, err := NewHost(quic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := NewHost(quic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got := make(chan string, 1)
+	tb := NewTransport(b, wire.Protocols, Handlers{Receive: func(_ peer.ID, _ protocol.ID, env *pb.Envelope) {
+		got <- env.GetError().GetText()
+	}}, TransportConfig{}, nil)
+	defer tb.Close()
+	a.Peerstore().AddAddrs(b.ID(), b.Addrs(), time.Minute)
+	ta := NewTransport(a, wire.Protocols, Handlers{Receive: func(peer.ID, protocol.ID, *pb.Envelope) {}}, TransportConfig{}, nil)
+	defer ta.Close()
+	if err := ta.Send(b.ID(), wire.Ordering, wire.TransportError(pb.Error_UNSPECIFIED, "over quic")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case text := <-got:
+		if text != "over quic" {
+			t.Fatalf("got %q", text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing arrived over QUIC")
+	}
+	if c := a.Network().ConnsToPeer(b.ID()); len(c) == 0 || c[0].RemoteMultiaddr().String() == "" ||
+		!strings.Contains(c[0].RemoteMultiaddr().String(), "quic-v1") {
+		t.Fatalf("connections: %v", c)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	leveldb "github.com/ipfs/go-ds-leveldb"
 	dht "github.com/libp2p/go-libp2p-kad-dht"
 	kb "github.com/libp2p/go-libp2p-kbucket"
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -112,7 +111,7 @@ func (c *Cluster) start(ctx context.Context, m *Member) error {
 	}
 	cfg := c.opts.Config
 	if c.opts.DataDir != "" {
-		ds, err := leveldb.NewDatastore(filepath.Join(c.opts.DataDir, fmt.Sprint(m.Index)), nil)
+		ds, err := logical.OpenStore(filepath.Join(c.opts.DataDir, fmt.Sprint(m.Index)))
 		if err != nil {
 			_ = d.Close()
 			_ = h.Close()
