@@ -111,6 +111,8 @@ func (p *Peer) Close() {
 	}
 	p.mu.Unlock()
 	p.hosting.close()
+	p.resolver.mu.Lock() // a lookup started before the cancel has been counted
+	p.resolver.mu.Unlock()
 	p.wg.Wait()
 }
 

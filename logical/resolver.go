@@ -58,12 +58,16 @@ func (r *resolver) send(key Key, proto protocol.ID, env *pb.Envelope) {
 		r.p.stats.dropped.Add(1)
 		return
 	}
+	if r.p.ctx.Err() != nil {
+		r.mu.Unlock()
+		return // closing: no new lookups
+	}
 	r.waiting[key] = append(w, waitingMessage{proto, env})
-	r.mu.Unlock()
 	if !busy {
-		r.p.wg.Add(1)
+		r.p.wg.Add(1) // under r.mu: Peer.Close passes r.mu before it waits
 		go r.lookup(key)
 	}
+	r.mu.Unlock()
 }
 
 // lookup asks the DHT for the peers closest to key, takes the closest one
