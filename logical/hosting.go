@@ -1,6 +1,7 @@
 package logical
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -84,7 +85,7 @@ func (p *Peer) Replicas() []ReplicaInfo {
 		out = append(out, ReplicaInfo{r.id.service, r.id.resource, r.id.index, r.incarnation, r.origin, r.since})
 	}
 	slices.SortFunc(out, func(a, b ReplicaInfo) int {
-		return strings.Compare(fmt.Sprint(a.Service, a.Resource, a.Index), fmt.Sprint(b.Service, b.Resource, b.Index))
+		return cmp.Or(strings.Compare(a.Service, b.Service), strings.Compare(a.Resource, b.Resource), cmp.Compare(a.Index, b.Index))
 	})
 	return out
 }
@@ -142,15 +143,9 @@ func (h *hosting) authenticate(from peer.ID, svc *service, e wire.Envelope) (pb.
 	if e.From.Replica >= svc.n {
 		return pb.Error_MALFORMED, fmt.Sprintf("replica %d of a service with %d", e.From.Replica, svc.n)
 	}
-	if from == h.p.self {
-		return pb.Error_UNSPECIFIED, ""
-	}
-	// The sender speaks for replica j (or hands it over): it must be the host
-	// of j's key as far as this peer can tell, the closest to it of the peers
-	// this one is connected to (this one aside: a hand-off comes to a closer
-	// peer).
-	key, _ := ReplicaKey(e.Resource, e.From.Replica)
-	if closestOf(key, append(h.connectedPeers(), from)) != from {
+	// The sender speaks for replica j (or hands it over: a hand-off comes
+	// from the previous host, the closest peer to the key but this one).
+	if !h.p.mayHost(from, e.Resource, e.From.Replica) {
 		return pb.Error_UNAUTHENTICATED, fmt.Sprintf("%s does not host replica %d of %q", from, e.From.Replica, e.Resource)
 	}
 	return pb.Error_UNSPECIFIED, ""

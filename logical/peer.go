@@ -198,12 +198,35 @@ func (p *Peer) toClient(from peer.ID, svc *service, e wire.Envelope) {
 		p.reject(from, svc, e, pb.Error_MALFORMED, "clients hear only from replicas")
 		return
 	}
+	if !p.mayHost(from, e.Resource, e.From.Replica) {
+		p.stats.spoofed.Add(1) // a peer speaking for a replica it does not host
+		return
+	}
 	p.mu.Lock()
 	r := p.clients[clientKey{svc.name, e.Resource, e.To.Client}]
 	p.mu.Unlock()
 	if r != nil {
 		r.Receive(e.From, e.Msg)
 	}
+}
+
+// mayHost reports whether peer from may speak for replica j of resource: it
+// is this peer, the host this peer looked up for the key, or the closest to
+// the key of the peers this peer is connected to. A peer can thus speak for no
+// more replicas than the DHT places on it: one Byzantine peer cannot forge the
+// answers of many replicas.
+func (p *Peer) mayHost(from peer.ID, resource string, j int) bool {
+	if from == p.self {
+		return true
+	}
+	key, err := ReplicaKey(resource, j)
+	if err != nil {
+		return false
+	}
+	if host, ok := p.resolver.cached(key); ok && host == from {
+		return true
+	}
+	return closestOf(key, append(p.hosting.connectedPeers(), from)) == from
 }
 
 // reject answers a message this peer will not serve with an Error.

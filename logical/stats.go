@@ -10,6 +10,7 @@ type stats struct {
 	redirects    atomic.Int64 // redirects sent
 	redirected   atomic.Int64 // redirects received
 	remoteErrors atomic.Int64 // errors received
+	spoofed      atomic.Int64 // replica messages from a peer that does not host the replica
 	lookups      atomic.Int64 // DHT lookups made
 	handOffs     atomic.Int64 // replicas handed to a closer peer
 	received     atomic.Int64 // replicas received by hand-off
@@ -18,15 +19,15 @@ type stats struct {
 
 // Stats is a snapshot of a peer's counters.
 type Stats struct {
-	Dropped, Malformed, Rejected, Redirects, Redirected, RemoteErrors int64
-	Lookups, HandOffs, HandOffsReceived, NewIncarnations              int64
+	Dropped, Malformed, Rejected, Redirects, Redirected, RemoteErrors, Spoofed int64
+	Lookups, HandOffs, HandOffsReceived, NewIncarnations                       int64
 }
 
 // Stats returns the peer's counters.
 func (p *Peer) Stats() Stats {
 	s := &p.stats
 	return Stats{Dropped: s.dropped.Load(), Malformed: s.malformed.Load(), Rejected: s.rejected.Load(),
-		Redirects: s.redirects.Load(), Redirected: s.redirected.Load(), RemoteErrors: s.remoteErrors.Load(),
+		Redirects: s.redirects.Load(), Redirected: s.redirected.Load(), RemoteErrors: s.remoteErrors.Load(), Spoofed: s.spoofed.Load(),
 		Lookups: s.lookups.Load(), HandOffs: s.handOffs.Load(), HandOffsReceived: s.received.Load(),
 		NewIncarnations: s.incarnations.Load()}
 }

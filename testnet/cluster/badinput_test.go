@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	kb "github.com/libp2p/go-libp2p-kbucket"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -178,6 +180,33 @@ func TestBadInputLeavesThePeerServing(t *testing.T) {
 		_, err = h.NewStream(ctx, target.ID(), "/dhtsync/mutex/backoff/9.0.0")
 		if err == nil || !strings.Contains(err.Error(), "protocols not supported") {
 			t.Fatalf("want a refused negotiation, got %v", err)
+		}
+	})
+	t.Run("answers forged for a replica the sender does not host", func(t *testing.T) {
+		raw := openRaw(ctx, t, c, target) // the first stream was closed above
+		// A resource whose replica 0 has a peer other than the target closer
+		// than the raw peer.
+		ids := []peer.ID{raw.me}
+		for _, m := range c.Live() {
+			if m != target {
+				ids = append(ids, m.ID())
+			}
+		}
+		var forged string
+		for i := 0; forged == ""; i++ {
+			r := fmt.Sprintf("forged-%d", i)
+			k := mustKey(t, r, 0)
+			if kb.SortClosestPeers(ids, kb.ConvertKey(string(k[:])))[0] != raw.me {
+				forged = r
+			}
+		}
+		before := target.Stats().Spoofed
+		victim := core.ClientAddr(logical.ClientName(target.ID(), "lock-1"))
+		raw.send(wire.Envelope{Resource: forged, From: core.ReplicaAddr(0), To: victim, Msg: backoff.TryReply{Round: 1, Free: true}})
+		for deadline := time.Now().Add(5 * time.Second); target.Stats().Spoofed == before; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("a forged replica answer was not refused")
+			}
 		}
 	})
 	t.Run("bad calls are errors", func(t *testing.T) {
