@@ -160,23 +160,33 @@ func (c *Cluster) Members() []*Member {
 
 // WaitReady waits until every live peer's routing table holds every other
 // live peer (or as many as a Kademlia table keeps), so that hosting is settled.
+// A peer whose liveness check failed (kad-dht gives a connecting peer one
+// FIND_NODE query, 10 s, and drops it on failure, as under a loaded -race run)
+// is re-learned by a routing-table refresh, which this asks for every second
+// for the tables still short, instead of waiting for the DHT's own refresh
+// (every 10 minutes).
 func (c *Cluster) WaitReady(ctx context.Context) error {
 	live := c.Live()
 	want := min(len(live)-1, 20)
+	refresh := time.NewTicker(time.Second)
+	defer refresh.Stop()
 	for {
-		ready := true
+		var short []*Member
 		for _, m := range live {
 			if m.dht.RoutingTable().Size() < want {
-				ready = false
-				break
+				short = append(short, m)
 			}
 		}
-		if ready {
+		if len(short) == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("cluster: routing tables did not fill: %w", ctx.Err())
+		case <-refresh.C:
+			for _, m := range short {
+				m.dht.ForceRefresh() // asynchronous; its result channel is buffered
+			}
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
