@@ -35,34 +35,40 @@ func reportRTT(b *testing.B, total time.Duration, n int, name string) {
 	b.ReportMetric(float64(per.Microseconds())/1000, name+"-ms")
 }
 
+// benchAcquires measures uncontended acquires of kind by client(i) on
+// iteration i, after one acquire by peer 0 has made the replicas (lookups and
+// the new incarnations' grace) and each release has reached every replica.
+func benchAcquires(b *testing.B, c *Cluster, ctx context.Context, kind logical.Kind, client func(i int) *Member) {
+	warm, err := c.Live()[0].Lock(ctx, kind, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	warm.Unlock()
+	time.Sleep(5 * benchLatency)
+	var total time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		l, err := client(i).Lock(ctx, kind, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+		l.Unlock()
+		b.StopTimer()
+		time.Sleep(5 * benchLatency)
+		b.StartTimer()
+	}
+	reportRTT(b, total, b.N, "acquire")
+}
+
 // BenchmarkAcquireCached measures an uncontended acquire and release by a peer
 // that knows the replica hosts already: the papers' one round trip.
 func BenchmarkAcquireCached(b *testing.B) {
 	for _, kind := range []logical.Kind{logical.Backoff, logical.Sigma} {
 		b.Run(string(kind), func(b *testing.B) {
 			c, ctx := benchCluster(b, 16)
-			p := c.Live()[0]
-			warm, err := p.Lock(ctx, kind, "bench") // lookups and the new incarnations' grace
-			if err != nil {
-				b.Fatal(err)
-			}
-			warm.Unlock()
-			time.Sleep(5 * benchLatency) // let the release reach every replica
-			var total time.Duration
-			b.ResetTimer()
-			for range b.N {
-				start := time.Now()
-				l, err := p.Lock(ctx, kind, "bench")
-				if err != nil {
-					b.Fatal(err)
-				}
-				total += time.Since(start)
-				l.Unlock()
-				b.StopTimer()
-				time.Sleep(5 * benchLatency)
-				b.StartTimer()
-			}
-			reportRTT(b, total, b.N, "acquire")
+			benchAcquires(b, c, ctx, kind, func(int) *Member { return c.Live()[0] })
 		})
 	}
 }
@@ -74,27 +80,7 @@ func BenchmarkAcquireCold(b *testing.B) {
 	for _, kind := range []logical.Kind{logical.Backoff, logical.Sigma} {
 		b.Run(string(kind), func(b *testing.B) {
 			c, ctx := benchCluster(b, max(16, b.N+1)) // a fresh peer per iteration
-			warm, err := c.Live()[0].Lock(ctx, kind, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			warm.Unlock()
-			time.Sleep(5 * benchLatency)
-			var total time.Duration
-			b.ResetTimer()
-			for i := range b.N {
-				start := time.Now()
-				l, err := c.Live()[1+i].Lock(ctx, kind, "bench")
-				if err != nil {
-					b.Fatal(err)
-				}
-				total += time.Since(start)
-				l.Unlock()
-				b.StopTimer()
-				time.Sleep(5 * benchLatency)
-				b.StartTimer()
-			}
-			reportRTT(b, total, b.N, "acquire")
+			benchAcquires(b, c, ctx, kind, func(i int) *Member { return c.Live()[1+i] })
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dhtsync/dhtsync/core"
 	"github.com/dhtsync/dhtsync/logical"
 	"github.com/dhtsync/dhtsync/ordering"
+	"github.com/dhtsync/dhtsync/p2p"
 	"github.com/dhtsync/dhtsync/testnet/oracle"
 	"github.com/dhtsync/dhtsync/testnet/sim"
 )
@@ -29,8 +30,6 @@ type Exclusion struct {
 // NewExclusion returns an empty record.
 func NewExclusion() *Exclusion { return &Exclusion{o: oracle.New()} }
 
-func now() core.Time { return core.Time(time.Now().UnixNano()) }
-
 // Section acquires the lock on resource through member m, holds it for hold
 // (or until the lease ends), and releases it.
 func (x *Exclusion) Section(ctx context.Context, m *Member, kind logical.Kind, resource string, hold time.Duration) error {
@@ -42,7 +41,7 @@ func (x *Exclusion) Section(ctx context.Context, m *Member, kind logical.Kind, r
 	holder := string(kind) + " " + resource + "|" + l.Holder()
 	x.mu.Lock()
 	x.acquires = append(x.acquires, time.Since(start))
-	err = x.o.Enter(holder, now())
+	err = x.o.Enter(holder, p2p.Now())
 	x.mu.Unlock()
 	if err != nil {
 		return err
@@ -52,7 +51,7 @@ func (x *Exclusion) Section(ctx context.Context, m *Member, kind logical.Kind, r
 	case <-l.Done():
 	}
 	x.mu.Lock()
-	end := min(now(), core.Time(l.Until().UnixNano())) // a lease never outlasts Until
+	end := min(p2p.Now(), core.Time(l.Until().UnixNano())) // a lease never outlasts Until
 	err = x.o.Exit(holder, end)
 	x.mu.Unlock()
 	l.Unlock()
@@ -64,7 +63,7 @@ func (x *Exclusion) Overlaps() []oracle.Overlap {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var out []oracle.Overlap
-	for _, o := range x.o.Overlaps(now()) {
+	for _, o := range x.o.Overlaps(p2p.Now()) {
 		if lockOf(o.Earlier.Holder) == lockOf(o.Later.Holder) {
 			out = append(out, o)
 		}
